@@ -1,0 +1,100 @@
+package clientcall_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"time"
+
+	"github.com/beamthrottle/beamthrottle/clientcall"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+func ExampleHTTP() {
+	// A stand-in for the user's API: it echoes the body in upper case, and
+	// answers 429 once the quota of two calls is used up.
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		if calls > 2 {
+			w.Header().Set("Retry-After", "5")
+			http.Error(w, "quota exceeded", http.StatusTooManyRequests)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "%s %s", r.Header.Get("X-Client"), body)
+	}))
+	defer srv.Close()
+
+	h := &clientcall.HTTP{
+		URL:     srv.URL + "/api",
+		Headers: map[string]string{"X-Client": "example"},
+		Timeout: 5 * time.Second,
+		// HeaderEnv: map[string]string{"Authorization": "API_TOKEN"}, // secrets come from the worker's environment
+	}
+	ctx := context.Background()
+	if err := h.Setup(ctx); err != nil { // optional: Call sets up lazily
+		fmt.Println(err)
+		return
+	}
+	defer h.Teardown(ctx)
+
+	for _, req := range []string{"a", "b", "c"} {
+		resp, err := h.Call(ctx, []byte(req))
+		retry, _ := clientcall.RetryAfter(err)
+		fmt.Printf("%s: %q %v %v\n", req, resp, clientcall.Classify(err), retry)
+	}
+	// Output:
+	// a: "example a" success 0s
+	// b: "example b" success 0s
+	// c: "" throttled 5s
+}
+
+func ExampleClassify() {
+	for _, err := range []error{
+		nil,
+		&clientcall.StatusError{StatusCode: 429, Throttled: true, RetryAfter: 2 * time.Second},
+		fmt.Errorf("lookup: %w", status.Error(codes.ResourceExhausted, "quota")),
+		fmt.Errorf("vendor: %w", clientcall.ErrThrottled),
+		&clientcall.StatusError{StatusCode: 500},
+		context.DeadlineExceeded,
+		errors.New("connection reset"),
+	} {
+		fmt.Println(clientcall.Classify(err))
+	}
+	// Output:
+	// success
+	// throttled
+	// throttled
+	// throttled
+	// failed
+	// failed
+	// failed
+}
+
+func ExampleParseRetryAfter() {
+	now := time.Date(2025, 10, 21, 7, 28, 0, 0, time.UTC)
+	for _, v := range []string{"120", "Tue, 21 Oct 2025 07:30:00 GMT", "-1", "soon"} {
+		d, ok := clientcall.ParseRetryAfter(v, now)
+		fmt.Println(d, ok)
+	}
+	// Output:
+	// 2m0s true
+	// 2m0s true
+	// 0s false
+	// 0s false
+}
+
+func ExampleStatusClassifier() {
+	// A vendor that answers 403 when the quota is used up.
+	c := clientcall.StatusClassifier{HTTPStatuses: []int{403}}
+	fmt.Println(c.Classify(&clientcall.StatusError{StatusCode: 403}))
+	fmt.Println(c.Classify(&clientcall.StatusError{StatusCode: 404}))
+	// Output:
+	// throttled
+	// failed
+}

@@ -1,0 +1,150 @@
+// Command quotaserver runs the beamthrottle quota test server: an HTTP API
+// at /api that answers 429 with Retry-After once a quota is used up, with
+// stats at /stats, Prometheus metrics at /metrics and admin endpoints to
+// change the quota and inject faults at run time. See package testserver.
+//
+// Usage:
+//
+//	quotaserver [--addr 127.0.0.1:8500] [--quota 100] [--period 1s] [--mode token-bucket|fixed-window]
+//	            [--refill 100ms] [--latency 0] [--jitter 0] [--error-rate 0] [--max-body 1048576]
+//	            [--max-conns 256] [--seed 0] [--log-level info] [--shutdown-timeout 10s]
+//
+// It prints its URL, then serves until SIGINT or SIGTERM, when it waits up to
+// --shutdown-timeout for requests in flight. Bad flags exit with status 2.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/beamthrottle/beamthrottle/testserver"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "quotaserver:", err)
+	}
+	os.Exit(exitCode(err))
+}
+
+// usageError is a bad command line.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+// exitCode maps an error from run to a process exit status: 0 for none or
+// -h, 2 for a bad command line, 1 otherwise.
+func exitCode(err error) int {
+	var u *usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &u):
+		return 2
+	}
+	return 1
+}
+
+// run parses args, serves until ctx is done, then shuts down gracefully.
+// It writes one line with the URL to stdout and logs to stderr.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("quotaserver", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		addr            = fs.String("addr", "127.0.0.1:8500", "`host:port` to listen on (port 0 picks a free one)")
+		quota           = fs.Int("quota", 100, "requests allowed per period; 0 means unlimited")
+		period          = fs.Duration("period", time.Second, "quota period")
+		mode            = fs.String("mode", string(testserver.TokenBucket), "quota algorithm: token-bucket or fixed-window")
+		refill          = fs.Duration("refill", 0, "token bucket refill step; 0 means 100ms or the period if shorter")
+		latency         = fs.Duration("latency", 0, "delay added to every API request")
+		jitter          = fs.Duration("jitter", 0, "extra uniformly random delay in [0, jitter)")
+		errorRate       = fs.Float64("error-rate", 0, "fraction in [0, 1] of under-quota requests answered 500")
+		maxBody         = fs.Int64("max-body", testserver.DefaultMaxBodyBytes, "largest API request body in bytes; larger ones get 413")
+		maxConns        = fs.Int("max-conns", testserver.DefaultMaxConns, "concurrent connections; more wait to be accepted")
+		seed            = fs.Uint64("seed", 0, "seed for jitter and injected errors")
+		logLevel        = fs.String("log-level", "info", "log level: debug (one line per request), info, warn or error")
+		shutdownTimeout = fs.Duration("shutdown-timeout", 10*time.Second, "how long to wait for requests in flight on SIGINT or SIGTERM")
+	)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &usageError{err.Error()}
+	}
+
+	var level slog.Level
+	switch {
+	case fs.NArg() > 0:
+		return usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	case *quota < 0:
+		return usagef("--quota: %d is negative", *quota)
+	case *period <= 0:
+		return usagef("--period: %v is not positive", *period)
+	case *mode != string(testserver.TokenBucket) && *mode != string(testserver.FixedWindow):
+		return usagef("--mode: %q: want %s or %s", *mode, testserver.TokenBucket, testserver.FixedWindow)
+	case *refill < 0:
+		return usagef("--refill: %v is negative", *refill)
+	case *latency < 0:
+		return usagef("--latency: %v is negative", *latency)
+	case *jitter < 0:
+		return usagef("--jitter: %v is negative", *jitter)
+	case !(*errorRate >= 0 && *errorRate <= 1):
+		return usagef("--error-rate: %v is not in [0, 1]", *errorRate)
+	case *maxBody <= 0:
+		return usagef("--max-body: %d is not positive", *maxBody)
+	case *maxConns <= 0:
+		return usagef("--max-conns: %d is not positive", *maxConns)
+	case *shutdownTimeout <= 0:
+		return usagef("--shutdown-timeout: %v is not positive", *shutdownTimeout)
+	case level.UnmarshalText([]byte(*logLevel)) != nil:
+		return usagef("--log-level: %q: want debug, info, warn or error", *logLevel)
+	}
+
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	srv, err := testserver.Listen(*addr, testserver.Config{
+		Quota:        *quota,
+		Period:       *period,
+		Mode:         testserver.Mode(*mode),
+		Refill:       *refill,
+		Latency:      *latency,
+		Jitter:       *jitter,
+		ErrorRate:    *errorRate,
+		MaxBodyBytes: *maxBody,
+		MaxConns:     *maxConns,
+		Seed:         *seed,
+		Logger:       logger,
+	})
+	if errors.Is(err, testserver.ErrConfig) {
+		return &usageError{err.Error()} // e.g. a quota too large for its period
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "quotaserver listening on %s (API %s)\n", srv.URL, srv.Endpoint())
+
+	<-ctx.Done()
+	logger.Info("shutting down", "timeout", *shutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), *shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	logger.Info("stopped")
+	return nil
+}

@@ -1,0 +1,150 @@
+package testserver
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"time"
+)
+
+// Mode selects how the quota is enforced.
+type Mode string
+
+const (
+	// TokenBucket, the default, holds up to Quota tokens and refills them in
+	// steps: every Refill it adds Quota×Refill/Period tokens, up to Quota.
+	// Each accepted request takes one token.
+	TokenBucket Mode = "token-bucket"
+	// FixedWindow accepts Quota requests per window of length Period. The
+	// counter resets at each window boundary; windows start at the time the
+	// Handler was made.
+	FixedWindow Mode = "fixed-window"
+)
+
+// Defaults used for zero Config fields.
+const (
+	DefaultPeriod       = time.Second
+	DefaultRefill       = 100 * time.Millisecond
+	DefaultMaxBodyBytes = 1 << 20
+	DefaultMaxConns     = 256
+)
+
+// ErrConfig is wrapped by every configuration error returned by NewHandler,
+// NewServer and Listen.
+var ErrConfig = errors.New("testserver: invalid config")
+
+// Config configures a Handler or Server. Zero values mean the documented
+// defaults, so the zero Config is an unlimited, fault-free echo server.
+type Config struct {
+	// Quota is the number of requests allowed per Period; 0 means unlimited.
+	Quota int
+	// Period is the quota period; 0 means DefaultPeriod (1s).
+	Period time.Duration
+	// Mode is the quota algorithm; "" means TokenBucket.
+	Mode Mode
+	// Refill is the token bucket refill step; 0 means DefaultRefill
+	// (100ms), or Period if that is shorter. Ignored for FixedWindow.
+	Refill time.Duration
+	// Latency is added to every API request before it is answered.
+	Latency time.Duration
+	// Jitter adds a uniformly random extra delay in [0, Jitter).
+	Jitter time.Duration
+	// ErrorRate is the fraction, in [0, 1], of under-quota requests answered
+	// with 500. Such requests still use up quota.
+	ErrorRate float64
+	// MaxBodyBytes limits API request bodies; larger ones get 413.
+	// 0 means DefaultMaxBodyBytes (1 MiB).
+	MaxBodyBytes int64
+	// MaxConns limits concurrent connections to a Server; excess
+	// connections wait to be accepted. 0 means DefaultMaxConns (256).
+	// A bare Handler ignores it.
+	MaxConns int
+	// Seed seeds the random sources for jitter and errors. Two handlers
+	// with the same Seed make the same sequence of choices; 0 is a valid
+	// seed like any other.
+	Seed uint64
+	// Now is the clock used for quota decisions and the per-second stats
+	// series; nil means time.Now. Tests can inject a fake clock to step
+	// time without sleeping. Latency always uses real time.
+	Now func() time.Time
+	// Logger receives one line per admin change (and, at debug level, one
+	// line per API request); nil discards logs.
+	Logger *slog.Logger
+}
+
+// withDefaults returns c with zero fields replaced by defaults, or an error
+// wrapping ErrConfig.
+func (c Config) withDefaults() (Config, error) {
+	if c.Period == 0 {
+		c.Period = DefaultPeriod
+	}
+	if c.Mode == "" {
+		c.Mode = TokenBucket
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.MaxConns == 0 {
+		c.MaxConns = DefaultMaxConns
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	switch {
+	case c.Mode != TokenBucket && c.Mode != FixedWindow:
+		return c, fmt.Errorf("%w: Mode %q: want %q or %q", ErrConfig, c.Mode, TokenBucket, FixedWindow)
+	case c.Refill < 0:
+		return c, fmt.Errorf("%w: Refill %v is negative", ErrConfig, c.Refill)
+	case c.Latency < 0:
+		return c, fmt.Errorf("%w: Latency %v is negative", ErrConfig, c.Latency)
+	case c.Jitter < 0:
+		return c, fmt.Errorf("%w: Jitter %v is negative", ErrConfig, c.Jitter)
+	case !(c.ErrorRate >= 0 && c.ErrorRate <= 1):
+		return c, fmt.Errorf("%w: ErrorRate %v is not in [0, 1]", ErrConfig, c.ErrorRate)
+	case c.MaxBodyBytes < 0:
+		return c, fmt.Errorf("%w: MaxBodyBytes %d is negative", ErrConfig, c.MaxBodyBytes)
+	case c.MaxConns < 0:
+		return c, fmt.Errorf("%w: MaxConns %d is negative", ErrConfig, c.MaxConns)
+	}
+	if err := checkQuota(c.Quota, c.Period, c.Refill); err != nil {
+		return c, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	return c, nil
+}
+
+// checkQuota reports whether quota and period (already defaulted) are usable
+// with the configured refill step (0 = default).
+func checkQuota(quota int, period, refill time.Duration) error {
+	if quota < 0 {
+		return fmt.Errorf("quota %d is negative", quota)
+	}
+	if period <= 0 {
+		return fmt.Errorf("period %v is not positive", period)
+	}
+	r := effectiveRefill(refill, period)
+	g := gcd(int64(period), int64(r))
+	if int64(quota) > math.MaxInt64/(max(int64(period), int64(r))/g) {
+		return fmt.Errorf("quota %d per %v is too large", quota, period)
+	}
+	return nil
+}
+
+// effectiveRefill is the refill step for a configured refill (0 = default)
+// and period.
+func effectiveRefill(refill, period time.Duration) time.Duration {
+	if refill > 0 {
+		return refill
+	}
+	return min(DefaultRefill, period)
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}

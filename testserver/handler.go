@@ -1,0 +1,288 @@
+// Package testserver is an HTTP backend that really rejects requests over
+// quota, for testing and demonstrating client-side throttling. Modelled on
+// net/http/httptest: Handler is an http.Handler enforcing a token bucket or
+// fixed window quota, with injectable latency, errors and outages, stats at
+// /stats and Prometheus metrics at /metrics; Server runs it on a loopback
+// port; cmd/quotaserver wraps it in a binary.
+//
+// A test typically does:
+//
+//	srv, err := testserver.NewServer(testserver.Config{Quota: 5, Period: time.Minute})
+//	if err != nil {
+//		t.Fatal(err)
+//	}
+//	defer srv.Close()
+//	resp, err := http.Post(srv.Endpoint(), "application/json", body)
+//	// 200 echoing body five times, then 429 with Retry-After.
+//	got := srv.Handler.Stats() // Accepted, Rejected, ...
+package testserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// outageRetryAfter is the Retry-After answered during an outage.
+const outageRetryAfter = 1
+
+// Handler is the quota server as an http.Handler: the quota'd API under
+// /api, stats, metrics, admin endpoints and fault injection. Make one with
+// NewHandler. It is safe for concurrent use.
+//
+// Routes:
+//
+//	/api, /api/...          any method: the quota'd API (see ServeHTTP)
+//	GET  /stats             Stats as JSON
+//	GET  /metrics           Prometheus text format
+//	POST /admin/quota       ?quota=N&period=1s (either may be left out)
+//	POST /admin/outage      ?status=503 (or 429; 0 ends the outage)
+//	POST /admin/faults      ?latency=50ms&jitter=10ms&error_rate=0.3 (any subset)
+//	POST /admin/reset       zero the stats
+//	POST /report            ?client_throttled=N: add client-side throttles to the stats
+//	GET  /healthz           200
+//	GET  /                  a text page listing these routes
+//
+// Bad admin or report parameters are answered 400 with a message.
+type Handler struct {
+	cfg     Config // with defaults; only the fields fixed at creation are read
+	mux     *http.ServeMux
+	metrics *metrics
+
+	mu         sync.Mutex
+	lim        *limiter
+	latency    time.Duration
+	jitter     time.Duration
+	errorRate  float64
+	outage     int
+	errRand    *rand.Rand
+	jitterRand *rand.Rand
+	rec        recorder
+}
+
+// NewHandler returns a Handler for cfg, or an error wrapping ErrConfig if a
+// field is out of range.
+func NewHandler(cfg Config) (*Handler, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{
+		cfg:        cfg,
+		lim:        newLimiter(cfg.Now(), cfg.Mode, cfg.Quota, cfg.Period, cfg.Refill),
+		latency:    cfg.Latency,
+		jitter:     cfg.Jitter,
+		errorRate:  cfg.ErrorRate,
+		errRand:    rand.New(rand.NewPCG(cfg.Seed, 1)),
+		jitterRand: rand.New(rand.NewPCG(cfg.Seed, 2)),
+	}
+	h.metrics = newMetrics(
+		func() float64 { h.mu.Lock(); defer h.mu.Unlock(); return float64(h.lim.quota) },
+		func() float64 { h.mu.Lock(); defer h.mu.Unlock(); return h.lim.period.Seconds() },
+		func() float64 { h.mu.Lock(); defer h.mu.Unlock(); return float64(h.outage) },
+	)
+	h.routes()
+	return h, nil
+}
+
+// ServeHTTP serves the routes listed on Handler.
+//
+// An API request (/api or below, any method) is answered, in this order of
+// precedence:
+//   - during an outage, the outage status with Retry-After: 1;
+//   - 413 if its body is longer than MaxBodyBytes;
+//   - 429 with Retry-After (whole seconds until the quota allows a request,
+//     at least 1) if it is over quota;
+//   - 500 for the ErrorRate fraction of under-quota requests;
+//   - otherwise 200, echoing the request body and its Content-Type.
+//
+// Every API request is delayed by the latency plus jitter before it is
+// answered, whatever the answer.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.mux.ServeHTTP(w, r)
+}
+
+func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
+	var tooBig *http.MaxBytesError
+	if err != nil && !errors.As(err, &tooBig) {
+		http.Error(w, "testserver: reading body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+
+	h.mu.Lock()
+	now := h.cfg.Now()
+	status, o, retryAfter, msg := http.StatusOK, accepted, int64(0), ""
+	switch {
+	case h.outage != 0:
+		status, o, retryAfter, msg = h.outage, rejected, outageRetryAfter, "testserver: outage"
+	case tooBig != nil:
+		status, o = http.StatusRequestEntityTooLarge, tooLarge
+		msg = fmt.Sprintf("testserver: body longer than %d bytes", h.cfg.MaxBodyBytes)
+	default:
+		if ok, wait := h.lim.take(now); !ok {
+			status, o, retryAfter, msg = http.StatusTooManyRequests, rejected, retryAfterSeconds(wait), "testserver: over quota"
+		} else if h.errRand.Float64() < h.errorRate {
+			status, o, msg = http.StatusInternalServerError, errored, "testserver: injected error"
+		}
+	}
+	delay := h.latency
+	if j := h.jitterRand.Int64N(int64(max(h.jitter, 1))); h.jitter > 0 {
+		delay += time.Duration(j)
+	}
+	h.rec.add(now, o)
+	h.metrics.requests.WithLabelValues(outcomeLabels[o]).Inc()
+	h.mu.Unlock()
+
+	if h.cfg.Logger.Enabled(r.Context(), slog.LevelDebug) {
+		h.cfg.Logger.LogAttrs(r.Context(), slog.LevelDebug, "api request",
+			slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.Int("status", status), slog.Duration("delay", delay))
+	}
+	if !sleep(r.Context(), delay) {
+		return // the client has gone
+	}
+
+	if status != http.StatusOK {
+		if retryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.FormatInt(retryAfter, 10))
+		}
+		http.Error(w, msg, status)
+		return
+	}
+	w.Header()["Content-Type"] = r.Header["Content-Type"] // nil stops sniffing
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	w.Write(body)
+}
+
+// sleep waits for d or until ctx is done, reporting whether d elapsed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// SetQuota changes the quota at run time; quota 0 means unlimited and
+// period 0 means DefaultPeriod. Requests already accepted count against the
+// new quota: a token bucket that had handed out u tokens has quota-u left
+// (at least 0), and a fixed window keeps its counter (a new period starts a
+// new window now). SetQuota panics if quota is negative, period is negative
+// or quota per period is too large to represent.
+func (h *Handler) SetQuota(quota int, period time.Duration) {
+	if period == 0 {
+		period = DefaultPeriod
+	}
+	if err := checkQuota(quota, period, h.cfg.Refill); err != nil {
+		panic("testserver.SetQuota: " + err.Error())
+	}
+	h.mu.Lock()
+	h.lim.set(h.cfg.Now(), quota, period)
+	h.mu.Unlock()
+	h.cfg.Logger.Info("quota changed", "quota", quota, "period", period, "mode", h.cfg.Mode)
+}
+
+// SetOutage starts an outage in which every API request is answered status
+// (429 or 503) with Retry-After: 1, or ends it if status is 0. Outage
+// answers count as rejected and use no quota. SetOutage panics for any
+// other status.
+func (h *Handler) SetOutage(status int) {
+	if err := checkOutage(status); err != nil {
+		panic("testserver.SetOutage: " + err.Error())
+	}
+	h.mu.Lock()
+	h.outage = status
+	h.mu.Unlock()
+	h.cfg.Logger.Info("outage changed", "status", status)
+}
+
+// Outage returns the current outage status, or 0 if there is no outage.
+func (h *Handler) Outage() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.outage
+}
+
+// SetLatency changes the delay added to every API request: latency plus a
+// uniformly random [0, jitter). It panics if either is negative.
+func (h *Handler) SetLatency(latency, jitter time.Duration) {
+	if latency < 0 || jitter < 0 {
+		panic(fmt.Sprintf("testserver.SetLatency: negative latency %v or jitter %v", latency, jitter))
+	}
+	h.mu.Lock()
+	h.latency, h.jitter = latency, jitter
+	h.mu.Unlock()
+	h.cfg.Logger.Info("latency changed", "latency", latency, "jitter", jitter)
+}
+
+// SetErrorRate changes the fraction of under-quota API requests answered
+// 500. It panics unless 0 ≤ rate ≤ 1.
+func (h *Handler) SetErrorRate(rate float64) {
+	if !(rate >= 0 && rate <= 1) {
+		panic(fmt.Sprintf("testserver.SetErrorRate: rate %v is not in [0, 1]", rate))
+	}
+	h.mu.Lock()
+	h.errorRate = rate
+	h.mu.Unlock()
+	h.cfg.Logger.Info("error rate changed", "error_rate", rate)
+}
+
+// Stats returns a snapshot of the counts since the Handler was made or last
+// Reset, with the current quota.
+func (h *Handler) Stats() Stats {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.rec.totals
+	s.Quota = h.lim.quota
+	s.Period = h.lim.period.String()
+	s.Mode = h.cfg.Mode
+	s.Outage = h.outage
+	s.Series = append([]Second{}, h.rec.series...)
+	return s
+}
+
+// Reset zeroes the stats, the series and the Prometheus counters. It does
+// not touch the quota or the faults.
+func (h *Handler) Reset() {
+	h.mu.Lock()
+	h.rec = recorder{}
+	h.metrics.zero()
+	h.mu.Unlock()
+	h.cfg.Logger.Info("stats reset")
+}
+
+// ReportClientThrottled adds n client-side throttles to the stats at the
+// current time, as POST /report?client_throttled=n does. It panics if n is
+// negative.
+func (h *Handler) ReportClientThrottled(n int64) {
+	if n < 0 {
+		panic(fmt.Sprintf("testserver.ReportClientThrottled: n %d is negative", n))
+	}
+	h.mu.Lock()
+	h.rec.addClientThrottled(h.cfg.Now(), n)
+	h.metrics.clientThrottled.WithLabelValues().Add(float64(n))
+	h.mu.Unlock()
+}
+
+func checkOutage(status int) error {
+	switch status {
+	case 0, http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		return nil
+	}
+	return fmt.Errorf("status %d: want 0, 429 or 503", status)
+}

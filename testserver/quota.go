@@ -1,0 +1,137 @@
+package testserver
+
+import (
+	"math"
+	"time"
+)
+
+// limiter enforces the quota. It is not safe for concurrent use; Handler
+// guards it with its mutex. All times come from the caller, so tests can
+// drive it with a fake clock.
+type limiter struct {
+	mode   Mode
+	quota  int           // 0 = unlimited
+	period time.Duration // > 0
+	refill time.Duration // configured step, 0 = default
+
+	// Token bucket, in integer credit units so that refills are exact:
+	// one token is unit credits and each refill step adds perStep credits.
+	step     time.Duration // effective refill step
+	unit     int64
+	perStep  int64
+	capacity int64
+	credit   int64
+	last     time.Time // start of the current refill step
+
+	// Fixed window.
+	windowStart time.Time
+	used        int
+}
+
+// newLimiter returns a full limiter. quota, period and refill must have
+// passed checkQuota.
+func newLimiter(now time.Time, mode Mode, quota int, period, refill time.Duration) *limiter {
+	l := &limiter{mode: mode, refill: refill, last: now, windowStart: now}
+	l.setShape(quota, period)
+	l.credit = l.capacity
+	return l
+}
+
+// setShape sets quota and period and derives the token bucket units,
+// leaving credit and the window counter alone.
+func (l *limiter) setShape(quota int, period time.Duration) {
+	l.quota, l.period = quota, period
+	l.step = effectiveRefill(l.refill, period)
+	g := gcd(int64(period), int64(l.step))
+	l.unit = int64(period) / g
+	l.perStep = int64(quota) * (int64(l.step) / g)
+	l.capacity = int64(quota) * l.unit
+}
+
+// advance refills the bucket or moves the window up to now. A clock that
+// goes backwards refills nothing.
+func (l *limiter) advance(now time.Time) {
+	switch l.mode {
+	case FixedWindow:
+		if d := now.Sub(l.windowStart); d >= l.period {
+			l.windowStart = l.windowStart.Add(d / l.period * l.period)
+			l.used = 0
+		}
+	default:
+		d := now.Sub(l.last)
+		if d < l.step {
+			return
+		}
+		steps := int64(d / l.step)
+		l.last = l.last.Add(time.Duration(steps) * l.step)
+		if l.perStep == 0 {
+			return
+		}
+		if missing := l.capacity - l.credit; steps >= (missing+l.perStep-1)/l.perStep {
+			l.credit = l.capacity
+		} else {
+			l.credit += steps * l.perStep
+		}
+	}
+}
+
+// take uses up one request of quota at now. If none is left it returns
+// false and how long until one is.
+func (l *limiter) take(now time.Time) (ok bool, wait time.Duration) {
+	if l.quota == 0 {
+		return true, 0
+	}
+	l.advance(now)
+	switch l.mode {
+	case FixedWindow:
+		if l.used < l.quota {
+			l.used++
+			return true, 0
+		}
+		return false, l.windowStart.Add(l.period).Sub(now)
+	default:
+		if l.credit >= l.unit {
+			l.credit -= l.unit
+			return true, 0
+		}
+		k := (l.unit - l.credit + l.perStep - 1) / l.perStep
+		return false, l.last.Add(time.Duration(k) * l.step).Sub(now)
+	}
+}
+
+// set changes quota and period at now. Requests already accepted keep
+// counting against the new quota: a bucket that had used u tokens has
+// quota-u left (at least 0), and a window keeps its counter. A new period
+// starts a new window at now, with the counter carried over.
+func (l *limiter) set(now time.Time, quota int, period time.Duration) {
+	l.advance(now)
+	oldQuota, oldPeriod, oldUnit, oldCap, oldCredit := l.quota, l.period, l.unit, l.capacity, l.credit
+	l.setShape(quota, period)
+	switch l.mode {
+	case FixedWindow:
+		if oldQuota == 0 {
+			l.used = 0
+		}
+		if period != oldPeriod {
+			l.windowStart = now
+		}
+	default:
+		if oldQuota == 0 {
+			l.credit = l.capacity
+			l.last = now
+			return
+		}
+		used := oldCap - oldCredit
+		if l.unit != oldUnit {
+			used = int64(math.Round(float64(used) / float64(oldUnit) * float64(l.unit)))
+		}
+		l.credit = min(max(l.capacity-used, 0), l.capacity)
+	}
+}
+
+// retryAfterSeconds rounds a wait up to whole seconds, at least 1, for a
+// Retry-After header.
+func retryAfterSeconds(wait time.Duration) int64 {
+	s := int64((wait + time.Second - 1) / time.Second)
+	return max(s, 1)
+}

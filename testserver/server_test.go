@@ -1,0 +1,193 @@
+package testserver_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/beamthrottle/beamthrottle/testserver"
+)
+
+func newServer(t *testing.T, cfg testserver.Config) *testserver.Server {
+	t.Helper()
+	s, err := testserver.NewServer(cfg)
+	if err != nil {
+		t.Fatalf("NewServer: %v", err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+func TestServerURLs(t *testing.T) {
+	s := newServer(t, testserver.Config{})
+	if !strings.HasPrefix(s.URL, "http://127.0.0.1:") {
+		t.Errorf("URL: got %q, want http://127.0.0.1:port", s.URL)
+	}
+	if got, want := s.Endpoint(), s.URL+"/api"; got != want {
+		t.Errorf("Endpoint(): got %q, want %q", got, want)
+	}
+	for _, path := range []string{"/healthz", "/", "/stats", "/metrics"} {
+		res, err := http.Get(s.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Errorf("GET %s: got %d, want 200", path, res.StatusCode)
+		}
+	}
+}
+
+func TestServerRejectsOverQuota(t *testing.T) {
+	s := newServer(t, testserver.Config{Quota: 2, Period: time.Minute, Mode: testserver.FixedWindow})
+	var got []string
+	for range 3 {
+		res, err := http.Post(s.Endpoint(), "text/plain", strings.NewReader("hi"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		got = append(got, res.Status+" "+res.Header.Get("Retry-After"))
+	}
+	// The window started when the server did, so a little under 60s is left.
+	want := []string{"200 OK ", "200 OK ", "429 Too Many Requests 60"}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("request %d: got %q, want %q", i, got[i], want[i])
+		}
+	}
+}
+
+func TestNewServerRejectsBadConfig(t *testing.T) {
+	if _, err := testserver.NewServer(testserver.Config{Quota: -1}); err == nil {
+		t.Errorf("NewServer(Quota: -1): got nil error, want one")
+	}
+	if _, err := testserver.Listen("127.0.0.1:notaport", testserver.Config{}); err == nil {
+		t.Errorf("Listen(bad address): got nil error, want one")
+	}
+}
+
+func TestCloseWaitsForInFlightRequest(t *testing.T) {
+	const latency = 200 * time.Millisecond
+	s, err := testserver.NewServer(testserver.Config{Latency: latency})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		status int
+		body   string
+		err    error
+	}
+	done := make(chan result, 1)
+	start := time.Now()
+	go func() {
+		res, err := http.Post(s.Endpoint(), "text/plain", strings.NewReader("slow"))
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		done <- result{res.StatusCode, string(b), err}
+	}()
+	// Wait until the request has been counted, that is, it is in flight
+	// inside its latency.
+	for s.Handler.Stats().Accepted == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	s.Close()
+	if got := time.Since(start); got < latency {
+		t.Errorf("Close returned %v after the request started, want at least the latency %v", got, latency)
+	}
+	r := <-done
+	if r.err != nil || r.status != http.StatusOK || r.body != "slow" {
+		t.Errorf("in-flight request: got %d %q %v, want 200 %q", r.status, r.body, r.err, "slow")
+	}
+	if _, err := http.Get(s.URL + "/healthz"); err == nil {
+		t.Errorf("GET after Close: got nil error, want one")
+	}
+	s.Close() // a second Close is harmless
+}
+
+func TestShutdownDeadline(t *testing.T) {
+	s, err := testserver.NewServer(testserver.Config{Latency: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		res, err := http.Get(s.Endpoint())
+		if err == nil {
+			res.Body.Close()
+		}
+		errc <- err
+	}()
+	for s.Handler.Stats().Accepted == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != context.DeadlineExceeded {
+		t.Errorf("Shutdown: got %v, want %v", err, context.DeadlineExceeded)
+	}
+	if err := <-errc; err == nil {
+		t.Errorf("request cut off by Shutdown: got nil error, want one")
+	}
+}
+
+func TestMaxConnsQueuesExcess(t *testing.T) {
+	const maxConns, clients, latency = 2, 8, 40 * time.Millisecond
+	s := newServer(t, testserver.Config{MaxConns: maxConns, Latency: latency})
+	// One connection per request, so that connections come and go.
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	for range clients {
+		wg.Go(func() {
+			res, err := client.Post(s.Endpoint(), "text/plain", strings.NewReader("x"))
+			if err != nil {
+				errs <- err
+				return
+			}
+			res.Body.Close()
+			if res.StatusCode != http.StatusOK {
+				errs <- &statusError{res.StatusCode}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("request: %v", err)
+	}
+	// At most maxConns requests were served at a time.
+	if got, want := time.Since(start), clients/maxConns*latency; got < want {
+		t.Errorf("%d requests took %v, want at least %v with %d connections", clients, got, want, maxConns)
+	}
+}
+
+type statusError struct{ code int }
+
+func (e *statusError) Error() string { return "status " + http.StatusText(e.code) }
+
+func TestListenUnspecifiedHostURL(t *testing.T) {
+	s, err := testserver.Listen("0.0.0.0:0", testserver.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !strings.HasPrefix(s.URL, "http://127.0.0.1:") {
+		t.Errorf("URL: got %q, want http://127.0.0.1:port", s.URL)
+	}
+	res, err := http.Get(s.URL + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+}

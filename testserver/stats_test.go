@@ -1,0 +1,157 @@
+package testserver_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/beamthrottle/beamthrottle/testserver"
+)
+
+// trafficAcrossSeconds sends a known mix of requests over three seconds of
+// clock (starting at Unix second 1_000_000) and returns the Stats it should
+// produce.
+func trafficAcrossSeconds(t *testing.T, h *testserver.Handler, clock *fakeClock) testserver.Stats {
+	t.Helper()
+	// Second 0: 3 accepted, 2 rejected, 1 too large, 4 client throttles.
+	for range 5 {
+		serve(h, "POST", "/api", "x")
+	}
+	serve(h, "POST", "/api", strings.Repeat("x", 100))
+	h.ReportClientThrottled(4)
+	// Second 1 (+1.5s): the bucket is full again; all 3 are errors, then 1 rejected.
+	clock.Advance(1500 * time.Millisecond)
+	h.SetErrorRate(1)
+	for range 4 {
+		serve(h, "POST", "/api", "x")
+	}
+	h.SetErrorRate(0)
+	// Second 3 (+2s): an outage rejects 2, a report adds 1.
+	clock.Advance(2 * time.Second)
+	h.SetOutage(503)
+	serve(h, "GET", "/api/x", "")
+	serve(h, "GET", "/api/y", "")
+	if r := serve(h, "POST", "/report?client_throttled=1", ""); r.status != 200 {
+		t.Fatalf("POST /report: got %d, want 200", r.status)
+	}
+	return testserver.Stats{
+		Accepted: 3, Rejected: 5, Errors: 3, TooLarge: 1, ClientThrottled: 5,
+		Quota: 3, Period: "1s", Mode: testserver.TokenBucket, Outage: 503,
+		Series: []testserver.Second{
+			{T: 1_000_000, Accepted: 3, Rejected: 2, ClientThrottled: 4},
+			{T: 1_000_001, Errors: 3, Rejected: 1},
+			{T: 1_000_003, Rejected: 2, ClientThrottled: 1},
+		},
+	}
+}
+
+func TestStats(t *testing.T) {
+	clock := newFakeClock()
+	h := newHandler(t, testserver.Config{Quota: 3, MaxBodyBytes: 10, Now: clock.Now})
+	want := trafficAcrossSeconds(t, h, clock)
+	if diff := cmp.Diff(want, h.Stats()); diff != "" {
+		t.Errorf("Stats() mismatch (-want +got):\n%s", diff)
+	}
+
+	r := serve(h, "GET", "/stats", "")
+	if got, want := r.header.Get("Content-Type"), "application/json"; got != want {
+		t.Errorf("GET /stats Content-Type: got %q, want %q", got, want)
+	}
+	var got testserver.Stats
+	if err := json.Unmarshal([]byte(r.body), &got); err != nil {
+		t.Fatalf("GET /stats: %v in %s", err, r.body)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("GET /stats mismatch (-want +got):\n%s", diff)
+	}
+	// The JSON names are part of the API.
+	for _, name := range []string{`"accepted":3`, `"rejected":5`, `"errors":3`, `"client_throttled":5`, `"quota":3`, `"period":"1s"`, `"series":[{"t":1000000,`} {
+		if !strings.Contains(r.body, name) {
+			t.Errorf("GET /stats: got %s, want it to contain %s", r.body, name)
+		}
+	}
+}
+
+func TestStatsSeriesIsBounded(t *testing.T) {
+	clock := newFakeClock()
+	h := newHandler(t, testserver.Config{Now: clock.Now})
+	const seconds = 3700
+	for range seconds {
+		serve(h, "POST", "/api", "x")
+		clock.Advance(time.Second)
+	}
+	s := h.Stats()
+	if got, want := s.Accepted, int64(seconds); got != want {
+		t.Errorf("Accepted: got %d, want %d", got, want)
+	}
+	if got, want := len(s.Series), 3600; got != want {
+		t.Fatalf("len(Series): got %d, want %d", got, want)
+	}
+	if got, want := s.Series[len(s.Series)-1].T, clock.Now().Unix()-1; got != want {
+		t.Errorf("last second: got %d, want %d", got, want)
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	clock := newFakeClock()
+	h := newHandler(t, testserver.Config{Quota: 3, MaxBodyBytes: 10, Now: clock.Now})
+	stats := trafficAcrossSeconds(t, h, clock)
+
+	r := serve(h, "GET", "/metrics", "")
+	if r.status != 200 {
+		t.Fatalf("GET /metrics: got %d, want 200", r.status)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(r.body))
+	if err != nil {
+		t.Fatalf("GET /metrics does not parse as Prometheus text: %v\n%s", err, r.body)
+	}
+	got := map[string]float64{}
+	for name, f := range families {
+		for _, m := range f.GetMetric() {
+			key := name
+			for _, l := range m.GetLabel() {
+				key += "{" + l.GetName() + "=" + l.GetValue() + "}"
+			}
+			switch {
+			case m.GetCounter() != nil:
+				got[key] = m.GetCounter().GetValue()
+			case m.GetGauge() != nil:
+				got[key] = m.GetGauge().GetValue()
+			}
+		}
+	}
+	want := map[string]float64{
+		"quotaserver_requests_total{outcome=accepted}":  float64(stats.Accepted),
+		"quotaserver_requests_total{outcome=rejected}":  float64(stats.Rejected),
+		"quotaserver_requests_total{outcome=error}":     float64(stats.Errors),
+		"quotaserver_requests_total{outcome=too_large}": float64(stats.TooLarge),
+		"quotaserver_client_throttled_total":            float64(stats.ClientThrottled),
+		"quotaserver_quota":                             3,
+		"quotaserver_quota_period_seconds":              1,
+		"quotaserver_outage_status":                     503,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("metrics mismatch (-want +got):\n%s", diff)
+	}
+
+	// Reset zeroes the counters too, keeping every outcome present.
+	h.Reset()
+	families, err = parser.TextToMetricFamilies(strings.NewReader(serve(h, "GET", "/metrics", "").body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range families["quotaserver_requests_total"].GetMetric() {
+		if v := m.GetCounter().GetValue(); v != 0 {
+			t.Errorf("after Reset: %v = %v, want 0", m.GetLabel(), v)
+		}
+	}
+	if got, want := len(families["quotaserver_requests_total"].GetMetric()), 4; got != want {
+		t.Errorf("after Reset: got %d outcomes, want %d", got, want)
+	}
+}

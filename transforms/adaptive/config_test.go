@@ -1,0 +1,135 @@
+package adaptive_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
+)
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name      string
+		cfg       adaptive.Config
+		wantField string // "" means valid
+	}{
+		{"zero value", adaptive.Config{}, ""},
+		{"K 1.1", adaptive.Config{K: 1.1}, ""},
+		{"K below 1", adaptive.Config{K: 0.5}, ""},
+		{"K negative", adaptive.Config{K: -1}, "K"},
+		{"K NaN", adaptive.Config{K: math.NaN()}, "K"},
+		{"K +Inf", adaptive.Config{K: math.Inf(1)}, "K"},
+		{"K -Inf", adaptive.Config{K: math.Inf(-1)}, "K"},
+		{"unknown Window", adaptive.Config{Window: 2}, "Window"},
+		{"negative Window", adaptive.Config{Window: -1}, "Window"},
+		{"negative ResetInterval", adaptive.Config{ResetInterval: -time.Second}, "ResetInterval"},
+		{"negative WindowSize", adaptive.Config{Window: adaptive.Sliding, WindowSize: -time.Second}, "WindowSize"},
+		{"negative WindowSize in FixedReset", adaptive.Config{WindowSize: -time.Second}, "WindowSize"},
+		{"negative Bucket", adaptive.Config{Window: adaptive.Sliding, Bucket: -time.Second}, "Bucket"},
+		{"sliding defaults", adaptive.Config{Window: adaptive.Sliding}, ""},
+		{"Bucket equals WindowSize", adaptive.Config{Window: adaptive.Sliding, WindowSize: time.Second, Bucket: time.Second}, ""},
+		{"Bucket exceeds WindowSize", adaptive.Config{Window: adaptive.Sliding, WindowSize: time.Second, Bucket: 2 * time.Second}, "Bucket"},
+		{"Bucket exceeds default WindowSize", adaptive.Config{Window: adaptive.Sliding, Bucket: time.Hour}, "Bucket"},
+		{"Bucket exceeds WindowSize in FixedReset is ignored", adaptive.Config{WindowSize: time.Second, Bucket: time.Hour}, ""},
+		{"MaxBuckets buckets", adaptive.Config{Window: adaptive.Sliding, WindowSize: adaptive.MaxBuckets * time.Millisecond, Bucket: time.Millisecond}, ""},
+		{"too many buckets", adaptive.Config{Window: adaptive.Sliding, WindowSize: adaptive.MaxBuckets*time.Millisecond + 1, Bucket: time.Millisecond}, "Bucket"},
+		{"nanosecond buckets", adaptive.Config{Window: adaptive.Sliding, WindowSize: time.Hour, Bucket: 1}, "Bucket"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.cfg.Validate()
+			_, newErr := adaptive.New(tc.cfg, nil)
+			_, limErr := adaptive.NewLimiter(tc.cfg)
+			if tc.wantField == "" {
+				if err != nil || newErr != nil || limErr != nil {
+					t.Errorf("got errors (%v, %v, %v), want nil", err, newErr, limErr)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("got nil error, want one naming %s", tc.wantField)
+			}
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "adaptive: "+tc.wantField+" ") {
+				t.Errorf("got error %q, want it to begin with %q", msg, "adaptive: "+tc.wantField+" ")
+			}
+			if newErr == nil || newErr.Error() != msg {
+				t.Errorf("got New error %v, want %q", newErr, msg)
+			}
+			if limErr == nil || limErr.Error() != msg {
+				t.Errorf("got NewLimiter error %v, want %q", limErr, msg)
+			}
+		})
+	}
+}
+
+func TestWithDefaults(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  adaptive.Config
+		want adaptive.Config
+	}{
+		{
+			name: "zero",
+			cfg:  adaptive.Config{},
+			want: adaptive.Config{K: 2, ResetInterval: time.Minute, WindowSize: 2 * time.Minute, Bucket: time.Second},
+		},
+		{
+			name: "set fields kept",
+			cfg: adaptive.Config{K: 1.1, Window: adaptive.Sliding, ResetInterval: time.Hour, WindowSize: time.Minute,
+				Bucket: 100 * time.Millisecond, CountFailuresAsRejects: true, Seed: 7},
+			want: adaptive.Config{K: 1.1, Window: adaptive.Sliding, ResetInterval: time.Hour, WindowSize: time.Minute,
+				Bucket: 100 * time.Millisecond, CountFailuresAsRejects: true, Seed: 7},
+		},
+		{
+			name: "invalid values kept",
+			cfg:  adaptive.Config{K: -3, ResetInterval: -1},
+			want: adaptive.Config{K: -3, ResetInterval: -1, WindowSize: 2 * time.Minute, Bucket: time.Second},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, tc.cfg.WithDefaults()); diff != "" {
+				t.Errorf("WithDefaults() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestThrottlerConfig(t *testing.T) {
+	th := mustNew(t, adaptive.Config{K: 1.5}, nil)
+	want := adaptive.Config{K: 1.5}.WithDefaults()
+	if diff := cmp.Diff(want, th.Config()); diff != "" {
+		t.Errorf("Config() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestNilRandReproducible checks that nil rnd gives a source seeded from
+// Config.Seed (DefaultSeed when zero).
+func TestNilRandReproducible(t *testing.T) {
+	run := func(seed uint64) []bool {
+		th := mustNew(t, adaptive.Config{Seed: seed}, nil)
+		var got []bool
+		for range 200 {
+			allow, _ := th.Decide(t0)
+			if allow {
+				th.Record(t0, adaptive.Throttled)
+			}
+			got = append(got, allow)
+		}
+		return got
+	}
+	if diff := cmp.Diff(run(0), run(adaptive.DefaultSeed)); diff != "" {
+		t.Errorf("Seed 0 and DefaultSeed differ (-0 +default):\n%s", diff)
+	}
+	if diff := cmp.Diff(run(1), run(1)); diff != "" {
+		t.Errorf("two runs with Seed 1 differ:\n%s", diff)
+	}
+	if cmp.Equal(run(1), run(2)) {
+		t.Errorf("got identical decisions for Seed 1 and 2, want different")
+	}
+}
