@@ -1,0 +1,164 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
+	"github.com/beamthrottle/beamthrottle/clientcall"
+)
+
+func init() {
+	beam.RegisterType(reflect.TypeOf((*Element)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*Result)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*elementCaller)(nil)).Elem())
+	RegisterCaller("http", func(o CallerOptions) (clientcall.Caller[[]byte, []byte], error) {
+		return o.HTTP(), nil
+	})
+	RegisterCaller("echo", func(CallerOptions) (clientcall.Caller[[]byte, []byte], error) {
+		return clientcall.Echo{}, nil
+	})
+}
+
+// Element is what flows through the pipeline's throttle: the payload handed
+// to the caller, plus where it came from.
+type Element struct {
+	// Data is the payload, passed to the caller unchanged.
+	Data []byte
+	// MessageID is the Pub/Sub message ID when the element was read from a
+	// subscription.
+	MessageID string
+	// Attempts counts the attempts made on this payload by earlier runs (a
+	// reprocessed dead-letter message carries its attempt attribute).
+	Attempts int
+	// Attributes are the Pub/Sub attributes of a reprocessed message, kept
+	// so a message parked again keeps them all.
+	Attributes map[string]string
+}
+
+// Result is the Success element of the pipeline: the input and the
+// caller's response.
+type Result struct {
+	Input    Element
+	Response []byte
+}
+
+// CallerOptions configure the callers the pipeline can build by name.
+type CallerOptions struct {
+	URL         string
+	Method      string
+	ContentType string
+	Headers     map[string]string // values never logged
+	HeaderEnv   map[string]string // header name → environment variable
+	Timeout     time.Duration
+	MaxResponse int64
+}
+
+// HTTP returns the HTTP caller these options describe.
+func (o CallerOptions) HTTP() *clientcall.HTTP {
+	return &clientcall.HTTP{
+		URL:              o.URL,
+		Method:           o.Method,
+		ContentType:      o.ContentType,
+		Headers:          o.Headers,
+		HeaderEnv:        o.HeaderEnv,
+		Timeout:          o.Timeout,
+		MaxResponseBytes: o.MaxResponse,
+	}
+}
+
+// CallerFactory builds a caller on a worker from the pipeline's caller
+// options. It runs once per DoFn instance (in Setup).
+type CallerFactory func(CallerOptions) (clientcall.Caller[[]byte, []byte], error)
+
+var (
+	callersMu sync.RWMutex
+	callers   = map[string]CallerFactory{}
+)
+
+// RegisterCaller makes a caller available to the --caller flag under name.
+// Call it from an init function of the binary that runs the pipeline, so it
+// is registered on the workers too:
+//
+//	func init() {
+//		pipeline.RegisterCaller("dlp", func(o pipeline.CallerOptions) (clientcall.Caller[[]byte, []byte], error) {
+//			return &dlpCaller{Project: os.Getenv("DLP_PROJECT")}, nil
+//		})
+//	}
+func RegisterCaller(name string, f CallerFactory) {
+	callersMu.Lock()
+	defer callersMu.Unlock()
+	callers[name] = f
+}
+
+// Callers lists the registered caller names.
+func Callers() []string {
+	callersMu.RLock()
+	defer callersMu.RUnlock()
+	names := make([]string, 0, len(callers))
+	for n := range callers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func lookupCaller(name string) (CallerFactory, bool) {
+	callersMu.RLock()
+	defer callersMu.RUnlock()
+	f, ok := callers[name]
+	return f, ok
+}
+
+// elementCaller adapts a registered []byte caller to Elements: the caller
+// sees the original payload only.
+type elementCaller struct {
+	Name    string
+	Options CallerOptions
+
+	inner clientcall.Caller[[]byte, []byte]
+}
+
+func (c *elementCaller) Setup(ctx context.Context) error {
+	f, ok := lookupCaller(c.Name)
+	if !ok {
+		return fmt.Errorf("pipeline: no caller registered as %q (registered: %v)", c.Name, Callers())
+	}
+	inner, err := f(c.Options)
+	if err != nil {
+		return fmt.Errorf("pipeline: build caller %q: %w", c.Name, err)
+	}
+	if s, ok := inner.(clientcall.Setupper); ok {
+		if err := s.Setup(ctx); err != nil {
+			return err
+		}
+	}
+	c.inner = inner
+	return nil
+}
+
+func (c *elementCaller) Teardown(ctx context.Context) error {
+	if t, ok := c.inner.(clientcall.Teardowner); ok {
+		return t.Teardown(ctx)
+	}
+	return nil
+}
+
+// Call sends e.Data to the caller.
+func (c *elementCaller) Call(ctx context.Context, e Element) (Result, error) {
+	if c.inner == nil {
+		if err := c.Setup(ctx); err != nil {
+			return Result{}, err
+		}
+	}
+	resp, err := c.inner.Call(ctx, e.Data)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Input: e, Response: resp}, nil
+}

@@ -1,0 +1,173 @@
+package pipeline
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/beamthrottle/beamthrottle/transforms/throttle"
+)
+
+// Flag defaults.
+const (
+	DefaultName             = "beamthrottle"
+	DefaultMaxTotalAttempts = 5
+)
+
+// RegisterFlags defines the pipeline's flags on fs and returns the Options
+// they fill when fs is parsed. Flag names use Beam's snake_case style and do
+// not collide with Beam's own flags (--runner, --endpoint, --project, ...).
+// Header values given with --header are never logged or written to outputs.
+func RegisterFlags(fs *flag.FlagSet) *Options {
+	o := &Options{CallerOptions: CallerOptions{Headers: map[string]string{}, HeaderEnv: map[string]string{}}}
+	fs.StringVar(&o.Name, "name", DefaultName, "Pipeline name, written to dead-letter attributes.")
+
+	fs.StringVar(&o.Input, "input", "", "Source: glob of text/JSONL files, one payload per non-empty line (bounded).")
+	fs.StringVar(&o.Subscription, "subscription", "", "Source: Pub/Sub subscription, ID or projects/P/subscriptions/S (unbounded unless --idle_timeout).")
+	fs.IntVar(&o.Generate, "generate", 0, "Source: N synthetic JSON elements (bounded), for demos and benchmarks.")
+	fs.DurationVar(&o.IdleTimeout, "idle_timeout", 0, "With --subscription: stop when no message arrived for this long (drain mode). 0 = run until cancelled.")
+	fs.StringVar(&o.Project, "pubsub_project", "", "Project of Pub/Sub topics and subscriptions given as IDs (default: --project, else beamthrottle-local).")
+	fs.StringVar(&o.PubSubHost, "pubsub_emulator", "", "host:port of a Pub/Sub emulator (default: $PUBSUB_EMULATOR_HOST, else the real service).")
+
+	fs.StringVar(&o.Caller, "caller", "http", "Registered caller to use (built in: http, echo; see pipeline.RegisterCaller).")
+	fs.StringVar(&o.CallerOptions.URL, "url", "", "URL the http caller sends each payload to.")
+	fs.StringVar(&o.CallerOptions.Method, "method", "POST", "HTTP method of the http caller.")
+	fs.StringVar(&o.CallerOptions.ContentType, "content_type", "application/json", "Content-Type of the http caller's requests.")
+	fs.Func("header", "HTTP header 'Name: value' sent on every call (repeatable; value never logged). Prefer --header_env for secrets.", func(v string) error {
+		name, value, ok := strings.Cut(v, ":")
+		if !ok || strings.TrimSpace(name) == "" {
+			return errors.New("want 'Name: value'")
+		}
+		o.CallerOptions.Headers[strings.TrimSpace(name)] = strings.TrimSpace(value)
+		return nil
+	})
+	fs.Func("header_env", "HTTP header from an environment variable on the worker, 'Name=ENV_VAR' (repeatable; keeps secrets out of the job graph).", func(v string) error {
+		name, env, ok := strings.Cut(v, "=")
+		if !ok || strings.TrimSpace(name) == "" || strings.TrimSpace(env) == "" {
+			return errors.New("want 'Name=ENV_VAR'")
+		}
+		o.CallerOptions.HeaderEnv[strings.TrimSpace(name)] = strings.TrimSpace(env)
+		return nil
+	})
+	fs.Int64Var(&o.CallerOptions.MaxResponse, "max_response_bytes", 10<<20, "Largest response body the http caller accepts.")
+
+	fs.IntVar(&o.Groups, "groups", throttle.DefaultGroups, "Number of throttle groups (parallelism; each has its own throttle state).")
+	fs.IntVar(&o.BatchSize, "batch_size", throttle.DefaultBatchSize, "Max elements a group processes per batch interval.")
+	fs.DurationVar(&o.BatchInterval, "batch_interval", throttle.DefaultBatchInterval, "How often a group with buffered elements processes a batch.")
+	fs.Float64Var(&o.K, "k", throttle.DefaultK, "SRE throttle multiplier K (> 0): the client sends at most about K times what the backend accepts.")
+	fs.StringVar(&o.Window, "window", "fixed", "Throttle counter window: fixed (reset every --reset_interval) or sliding (--window_size in --bucket buckets).")
+	fs.DurationVar(&o.ResetInterval, "reset_interval", throttle.DefaultResetInterval, "Fixed window: how often the counters are zeroed.")
+	fs.DurationVar(&o.WindowSize, "window_size", 2*time.Minute, "Sliding window: length of the window.")
+	fs.DurationVar(&o.Bucket, "bucket", time.Second, "Sliding window: bucket width.")
+	fs.StringVar(&o.Strategy, "strategy", "route", "What to do with throttled elements: route (to the throttled outputs), drop, or retry.")
+	fs.IntVar(&o.MaxAttempts, "max_attempts", throttle.DefaultMaxAttempts, "Retry strategy: max attempts per element in this run.")
+	fs.DurationVar(&o.MaxAge, "max_age", throttle.DefaultMaxAge, "Retry strategy: max time since an element's first attempt.")
+	fs.DurationVar(&o.CallTimeout, "call_timeout", throttle.DefaultCallTimeout, "Per-call timeout; a call past it goes to errors.")
+	fs.IntVar(&o.CallsInFlight, "calls_in_flight", throttle.DefaultCallsInFlight, "Concurrent calls per group.")
+	fs.IntVar(&o.MaxPayload, "max_payload_bytes", 0, "Payloads larger than this go to errors without a call (0 = no limit).")
+	fs.BoolVar(&o.FailuresAsRejects, "failures_as_rejects", false, "Count non-overload failures (e.g. HTTP 400) as backend rejections in the throttle.")
+
+	fs.StringVar(&o.OutputPrefix, "output_prefix", "", "Write each outcome as JSONL files <prefix><outcome>-<uuid>.jsonl (local path or gs://).")
+	fs.StringVar(&o.SuccessTopic, "success_topic", "", "Pub/Sub topic for successful responses (optional).")
+	fs.StringVar(&o.DeadLetterTopic, "dead_letter_topic", "", "Pub/Sub dead-letter topic: client- and server-throttled payloads with attributes.")
+	fs.BoolVar(&o.DeadLetterErrors, "dead_letter_errors", false, "Also publish errors to the dead-letter topic.")
+
+	fs.IntVar(&o.MaxTotalAttempts, "max_total_attempts", DefaultMaxTotalAttempts, "Reprocessing: messages whose attempts reach this are parked instead of retried.")
+	fs.StringVar(&o.ParkedTopic, "parked_topic", "", "Reprocessing: topic for parked messages (default: files <output_prefix>parked-*.jsonl).")
+	return o
+}
+
+// Validate checks the options and names the flag at fault.
+func (o Options) Validate() error {
+	sources := 0
+	for _, set := range []bool{o.Input != "", o.Subscription != "", o.Generate > 0} {
+		if set {
+			sources++
+		}
+	}
+	var errs []error
+	bad := func(flag, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("--%s: %s", flag, fmt.Sprintf(format, args...)))
+	}
+	if sources != 1 {
+		bad("input", "exactly one source is needed: --input, --subscription or --generate (got %d)", sources)
+	}
+	if o.Generate < 0 {
+		bad("generate", "must be >= 0, got %d", o.Generate)
+	}
+	if o.IdleTimeout < 0 {
+		bad("idle_timeout", "must be >= 0, got %v", o.IdleTimeout)
+	}
+	if (o.Caller == "" || o.Caller == "http") && o.CallerOptions.URL == "" {
+		bad("url", "the http caller needs a URL")
+	}
+	if u := o.CallerOptions.URL; u != "" {
+		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+			bad("url", "want an http:// or https:// URL, got %q", u)
+		}
+	}
+	if o.Caller != "" {
+		if _, ok := lookupCaller(o.Caller); !ok {
+			bad("caller", "no caller registered as %q (registered: %v)", o.Caller, Callers())
+		}
+	}
+	if o.Groups < 1 {
+		bad("groups", "must be >= 1, got %d", o.Groups)
+	}
+	if o.BatchSize < 1 {
+		bad("batch_size", "must be >= 1, got %d", o.BatchSize)
+	}
+	if o.BatchInterval <= 0 {
+		bad("batch_interval", "must be > 0, got %v", o.BatchInterval)
+	}
+	if !(o.K > 0) || math.IsInf(o.K, 0) {
+		bad("k", "must be a number > 0, got %v", o.K)
+	}
+	switch o.Window {
+	case "fixed", "":
+		if o.ResetInterval <= 0 {
+			bad("reset_interval", "must be > 0, got %v", o.ResetInterval)
+		}
+	case "sliding":
+		if o.WindowSize <= 0 {
+			bad("window_size", "must be > 0, got %v", o.WindowSize)
+		}
+		if o.Bucket <= 0 || o.Bucket > o.WindowSize {
+			bad("bucket", "must be > 0 and <= --window_size, got %v", o.Bucket)
+		}
+	default:
+		bad("window", "want fixed or sliding, got %q", o.Window)
+	}
+	if _, err := throttle.ParseStrategy(o.Strategy); err != nil {
+		bad("strategy", "want route, drop or retry, got %q", o.Strategy)
+	}
+	if o.MaxAttempts < 1 {
+		bad("max_attempts", "must be >= 1, got %d", o.MaxAttempts)
+	}
+	if o.MaxAge <= 0 {
+		bad("max_age", "must be > 0, got %v", o.MaxAge)
+	}
+	if o.CallTimeout <= 0 {
+		bad("call_timeout", "must be > 0, got %v", o.CallTimeout)
+	}
+	if o.CallsInFlight < 1 {
+		bad("calls_in_flight", "must be >= 1, got %d", o.CallsInFlight)
+	}
+	if o.MaxPayload < 0 {
+		bad("max_payload_bytes", "must be >= 0, got %d", o.MaxPayload)
+	}
+	if o.CallerOptions.MaxResponse < 0 {
+		bad("max_response_bytes", "must be >= 0, got %d", o.CallerOptions.MaxResponse)
+	}
+	if o.MaxTotalAttempts < 1 {
+		bad("max_total_attempts", "must be >= 1, got %d", o.MaxTotalAttempts)
+	}
+	if o.OutputPrefix == "" && o.DeadLetterTopic == "" && o.SuccessTopic == "" {
+		bad("output_prefix", "no sink: set --output_prefix and/or --dead_letter_topic / --success_topic")
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,162 @@
+// Package pipeline is beamthrottle's runnable pipeline: it reads payloads
+// from files, a Pub/Sub subscription or a built-in generator, throttles the
+// calls to a quota-limited API through transforms/throttle, and writes each
+// outcome to JSONL files and/or Pub/Sub topics (a dead-letter topic for the
+// throttled ones). Reprocessing mode reads a dead-letter subscription and
+// sends the payloads through the throttle again.
+//
+// The binary in cmd/beamthrottle wires flags to Options; Build can also be
+// used from a user's own main with their own registered caller (see
+// RegisterCaller).
+package pipeline
+
+import (
+	"encoding/base64"
+	"fmt"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle"
+)
+
+// Options configure the pipeline. Zero values mean the documented defaults
+// of the flags in flags.go.
+type Options struct {
+	// Name names the pipeline in dead-letter attributes and logs.
+	Name string
+
+	// Sources: exactly one of Input, Subscription or Generate.
+	Input        string // file glob (bounded)
+	Subscription string // Pub/Sub subscription (unbounded unless IdleTimeout > 0)
+	Generate     int    // number of synthetic elements (bounded)
+	IdleTimeout  time.Duration
+	Project      string // Pub/Sub project
+	PubSubHost   string // Pub/Sub emulator host:port ("" = PUBSUB_EMULATOR_HOST or production)
+
+	// Caller.
+	Caller        string // registered caller name, default "http"
+	CallerOptions CallerOptions
+
+	// Throttle.
+	Groups            int
+	BatchSize         int
+	BatchInterval     time.Duration
+	K                 float64
+	Window            string // "fixed" or "sliding"
+	ResetInterval     time.Duration
+	WindowSize        time.Duration
+	Bucket            time.Duration
+	Strategy          string
+	MaxAttempts       int
+	MaxAge            time.Duration
+	CallTimeout       time.Duration
+	CallsInFlight     int
+	MaxPayload        int
+	FailuresAsRejects bool
+
+	// Sinks.
+	OutputPrefix     string // files <prefix><outcome>-<uuid>.jsonl; "" = no files
+	SuccessTopic     string
+	DeadLetterTopic  string // client- and server-throttled records
+	DeadLetterErrors bool   // also errors to the dead-letter topic
+
+	// Reprocessing.
+	MaxTotalAttempts int    // messages past it are parked
+	ParkedTopic      string // parked messages ("" = files under OutputPrefix)
+}
+
+// throttleOptions turns Options into transform options.
+func (o Options) throttleOptions() ([]throttle.Option, error) {
+	strategy, err := throttle.ParseStrategy(o.Strategy)
+	if err != nil {
+		return nil, err
+	}
+	ac := adaptive.Config{K: o.K, CountFailuresAsRejects: o.FailuresAsRejects}
+	switch o.Window {
+	case "", "fixed":
+		ac.Window = adaptive.FixedReset
+		ac.ResetInterval = o.ResetInterval
+	case "sliding":
+		ac.Window = adaptive.Sliding
+		ac.WindowSize = o.WindowSize
+		ac.Bucket = o.Bucket
+	default:
+		return nil, fmt.Errorf("--window: unknown window mode %q (want fixed or sliding)", o.Window)
+	}
+	opts := []throttle.Option{throttle.WithAdaptiveConfig(ac), throttle.WithStrategy(strategy)}
+	for _, c := range []struct {
+		set bool
+		opt throttle.Option
+	}{
+		{o.Groups != 0, throttle.WithGroups(o.Groups)},
+		{o.BatchSize != 0, throttle.WithBatchSize(o.BatchSize)},
+		{o.BatchInterval != 0, throttle.WithBatchInterval(o.BatchInterval)},
+		{o.MaxAttempts != 0, throttle.WithMaxAttempts(o.MaxAttempts)},
+		{o.MaxAge != 0, throttle.WithMaxAge(o.MaxAge)},
+		{o.CallTimeout != 0, throttle.WithCallTimeout(o.CallTimeout)},
+		{o.CallsInFlight != 0, throttle.WithCallsInFlight(o.CallsInFlight)},
+		{o.MaxPayload != 0, throttle.WithMaxPayloadBytes(o.MaxPayload)},
+	} {
+		if c.set {
+			opts = append(opts, c.opt)
+		}
+	}
+	return opts, nil
+}
+
+// Outputs are the formatted outputs of Build, as PCollection<string> of JSON
+// lines, already written to the configured sinks.
+type Outputs struct {
+	Success, ClientThrottled, ServerThrottled, Errors beam.PCollection
+}
+
+// Build adds the pipeline to s: source → throttle → sinks.
+func Build(s beam.Scope, o Options) (Outputs, error) {
+	var in beam.PCollection
+	switch {
+	case o.Generate > 0:
+		in = Generate(s, o.Generate)
+	case o.Input != "":
+		in = ReadFiles(s, o.Input)
+	default:
+		return Outputs{}, fmt.Errorf("no source: set --input, --subscription or --generate")
+	}
+	return throttleAndWrite(s, in, o)
+}
+
+// throttleAndWrite runs the throttle over a PCollection<Element> and writes
+// the outcomes to the sinks.
+func throttleAndWrite(s beam.Scope, in beam.PCollection, o Options) (Outputs, error) {
+	topts, err := o.throttleOptions()
+	if err != nil {
+		return Outputs{}, err
+	}
+	name := o.Caller
+	if name == "" {
+		name = "http"
+	}
+	if _, ok := lookupCaller(name); !ok {
+		return Outputs{}, fmt.Errorf("--caller: no caller registered as %q (registered: %v)", name, Callers())
+	}
+	out, err := throttle.TryAdaptive(s.Scope("throttle.Adaptive"), in, &elementCaller{Name: name, Options: o.CallerOptions}, topts...)
+	if err != nil {
+		return Outputs{}, err
+	}
+	res := Outputs{
+		Success:         beam.ParDo(s, formatResult, out.Success),
+		ClientThrottled: beam.ParDo(s, formatRecord, out.ClientThrottled),
+		ServerThrottled: beam.ParDo(s, formatRecord, out.ServerThrottled),
+		Errors:          beam.ParDo(s, formatRecord, out.Errors),
+	}
+	if o.OutputPrefix != "" {
+		res.Success = WriteLines(s, o.OutputPrefix, OutSuccess, res.Success)
+		res.ClientThrottled = WriteLines(s, o.OutputPrefix, OutClientThrottled, res.ClientThrottled)
+		res.ServerThrottled = WriteLines(s, o.OutputPrefix, OutServerThrottled, res.ServerThrottled)
+		res.Errors = WriteLines(s, o.OutputPrefix, OutErrors, res.Errors)
+	}
+	return res, nil
+}
+
+func encodeBase64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

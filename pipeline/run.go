@@ -1,0 +1,47 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
+)
+
+// Run builds the pipeline for o and runs it on the runner chosen by Beam's
+// --runner flag (default prism), printing a progress line to progressOut
+// every progressEvery while it runs (nil or 0 for none). It returns the
+// run's Summary.
+func Run(ctx context.Context, o Options, progressOut io.Writer, progressEvery time.Duration) (Summary, error) {
+	p, s := beam.NewPipelineWithRoot()
+	if _, err := Build(s, o); err != nil {
+		return Summary{}, err
+	}
+	total := int64(o.Generate)
+	if total == 0 {
+		total = -1
+	}
+	if progressOut != nil && progressEvery > 0 {
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			t := time.NewTicker(progressEvery)
+			defer t.Stop()
+			for {
+				select {
+				case <-done:
+					return
+				case <-t.C:
+					fmt.Fprintln(progressOut, ProgressLine(total))
+				}
+			}
+		}()
+	}
+	res, err := beamx.RunWithMetrics(ctx, p)
+	if err != nil {
+		return Summary{}, fmt.Errorf("pipeline: run: %w", err)
+	}
+	return SummaryFrom(res), nil
+}

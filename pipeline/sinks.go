@@ -1,0 +1,220 @@
+package pipeline
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/google/uuid"
+
+	"github.com/beamthrottle/beamthrottle/transforms/throttle"
+)
+
+func init() {
+	register.DoFn3x1[context.Context, string, func(string), error](&writeLinesFn{})
+	register.Function1x2[Result, string, error](formatResult)
+	register.Function1x2[throttle.Record, string, error](formatRecord)
+	register.Emitter1[string]()
+}
+
+// Output names, used for file names, metrics and the summary.
+const (
+	OutSuccess         = "success"
+	OutClientThrottled = "client_throttled"
+	OutServerThrottled = "server_throttled"
+	OutErrors          = "errors"
+	OutParked          = "parked"
+)
+
+// WriteLines writes lines (PCollection<string>) as files
+// <prefix><name>-<uuid>.jsonl, one file per bundle, each line followed by a
+// newline. prefix may be a local path or a gs:// URL. A bundle's file is
+// written under a temporary name and renamed when the bundle finishes; any
+// write, close or rename error fails the bundle so the runner retries it
+// (a retried bundle writes a new file: at-least-once). It returns the
+// written lines, for counting.
+func WriteLines(s beam.Scope, prefix, name string, lines beam.PCollection) beam.PCollection {
+	s = s.Scope("pipeline.WriteLines." + name)
+	return beam.ParDo(s, &writeLinesFn{Prefix: prefix, Name: name}, lines)
+}
+
+type writeLinesFn struct {
+	Prefix string
+	Name   string
+
+	fs    filesystem.Interface
+	w     io.WriteCloser
+	bw    *bufio.Writer
+	tmp   string
+	final string
+}
+
+func (f *writeLinesFn) Setup(ctx context.Context) error {
+	fs, err := filesystem.New(ctx, f.Prefix+f.Name)
+	if err != nil {
+		return fmt.Errorf("pipeline: output %s: %w", f.Prefix, err)
+	}
+	f.fs = fs
+	return nil
+}
+
+func (f *writeLinesFn) ProcessElement(ctx context.Context, line string, emit func(string)) error {
+	if f.w == nil {
+		id := uuid.NewString()
+		f.final = fmt.Sprintf("%s%s-%s.jsonl", f.Prefix, f.Name, id)
+		f.tmp = f.final + ".tmp"
+		w, err := f.fs.OpenWrite(ctx, f.tmp)
+		if err != nil {
+			return fmt.Errorf("pipeline: open %s: %w", f.tmp, err)
+		}
+		f.w, f.bw = w, bufio.NewWriterSize(w, 64<<10)
+	}
+	if _, err := f.bw.WriteString(line); err != nil {
+		return fmt.Errorf("pipeline: write %s: %w", f.tmp, err)
+	}
+	if err := f.bw.WriteByte('\n'); err != nil {
+		return fmt.Errorf("pipeline: write %s: %w", f.tmp, err)
+	}
+	emit(line)
+	return nil
+}
+
+func (f *writeLinesFn) FinishBundle(ctx context.Context, _ func(string)) error {
+	if f.w == nil {
+		return nil
+	}
+	defer func() { f.w, f.bw = nil, nil }()
+	if err := f.bw.Flush(); err != nil {
+		f.w.Close()
+		return fmt.Errorf("pipeline: write %s: %w", f.tmp, err)
+	}
+	if err := f.w.Close(); err != nil {
+		return fmt.Errorf("pipeline: close %s: %w", f.tmp, err)
+	}
+	if err := filesystem.Rename(ctx, f.fs, f.tmp, f.final); err != nil {
+		return fmt.Errorf("pipeline: rename %s: %w", f.tmp, err)
+	}
+	return nil
+}
+
+func (f *writeLinesFn) Teardown() error {
+	if f.fs != nil {
+		return f.fs.Close()
+	}
+	return nil
+}
+
+// resultJSON is a Success line.
+type resultJSON struct {
+	Input     string          `json:"input"`
+	Encoding  string          `json:"input_encoding,omitempty"`
+	Response  json.RawMessage `json:"response"`
+	MessageID string          `json:"message_id,omitempty"`
+}
+
+// formatResult renders a Success element as one JSON line: the input as a
+// string (base64 if not UTF-8) and the response embedded as JSON when it is
+// JSON, else as a string.
+func formatResult(r Result) (string, error) {
+	addProgress(OutSuccess, 1)
+	j := resultJSON{MessageID: r.Input.MessageID}
+	j.Input, j.Encoding = textOrBase64(r.Input.Data)
+	if json.Valid(r.Response) {
+		j.Response = r.Response
+	} else {
+		s, enc := textOrBase64(r.Response)
+		if enc != "" {
+			s = "base64:" + s
+		}
+		b, err := json.Marshal(s)
+		if err != nil {
+			return "", err
+		}
+		j.Response = b
+	}
+	b, err := json.Marshal(j)
+	return string(b), err
+}
+
+// formatRecord renders a failure Record of the pipeline as one JSON line in
+// the Record's JSON form (keys "input" and "error" as the original Java
+// tool), with the original payload as input, the attempts of earlier runs
+// added to attempts, and the Pub/Sub message ID when there is one.
+func formatRecord(r throttle.Record) (string, error) {
+	addProgress(outputOf(r.Outcome), 1)
+	r, e := unwrapRecord(r)
+	b, err := json.Marshal(recordLine{Record: r, MessageID: e.MessageID})
+	return string(b), err
+}
+
+// recordLine is a failure line: the Record's own JSON plus the message ID.
+type recordLine struct {
+	throttle.Record
+	MessageID string
+}
+
+func (l recordLine) MarshalJSON() ([]byte, error) {
+	b, err := l.Record.MarshalJSON()
+	if err != nil || l.MessageID == "" {
+		return b, err
+	}
+	id, err := json.Marshal(l.MessageID)
+	if err != nil {
+		return nil, err
+	}
+	// Splice "message_id" into the object.
+	out := append(b[:len(b)-1:len(b)-1], `,"message_id":`...)
+	out = append(out, id...)
+	return append(out, '}'), nil
+}
+
+// unwrapRecord turns a Record whose Input is a JSON Element (as the throttle
+// wrote it) into one whose Input is the original payload, with total
+// attempts. A record whose input is not an Element is returned unchanged.
+func unwrapRecord(r throttle.Record) (throttle.Record, Element) {
+	var e Element
+	if err := r.DecodeInput(&e); err != nil {
+		return r, Element{}
+	}
+	r.Input = e.Data
+	r.Attempts += e.Attempts
+	return r, e
+}
+
+func textOrBase64(b []byte) (string, string) {
+	if utf8.Valid(b) {
+		return string(b), ""
+	}
+	return encodeBase64(b), "base64"
+}
+
+// outputOf names the output of a failure outcome.
+func outputOf(o throttle.Outcome) string {
+	switch o {
+	case throttle.OutcomeClientThrottled:
+		return OutClientThrottled
+	case throttle.OutcomeServerThrottled:
+		return OutServerThrottled
+	}
+	return OutErrors
+}
+
+// progress counts elements formatted per output in this process, for the
+// progress line of local runs (Prism runs the workers in-process; on
+// Dataflow the Beam counters in the job UI play this part).
+var progress = map[string]*atomic.Int64{
+	OutSuccess: {}, OutClientThrottled: {}, OutServerThrottled: {}, OutErrors: {}, OutParked: {},
+}
+
+func addProgress(name string, n int64) {
+	if c, ok := progress[name]; ok {
+		c.Add(n)
+	}
+}

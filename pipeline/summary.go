@@ -1,0 +1,114 @@
+package pipeline
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
+	"github.com/beamthrottle/beamthrottle/transforms/throttle"
+)
+
+// Summary is the count of elements per outcome of one run, read from the
+// throttle's Beam metrics.
+type Summary struct {
+	Success, ClientThrottled, ServerThrottled, Errors, Dropped int64
+	// Requests counts throttle decisions (retries included); Retries the
+	// elements kept for another attempt.
+	Requests, Retries int64
+	// Parked counts reprocessed messages that reached --max_total_attempts.
+	Parked int64
+}
+
+// Total is the number of elements accounted for: every input element is in
+// exactly one of the outcomes.
+func (s Summary) Total() int64 {
+	return s.Success + s.ClientThrottled + s.ServerThrottled + s.Errors + s.Dropped + s.Parked
+}
+
+// SummaryFrom reads a run's Summary from its pipeline result.
+func SummaryFrom(res beam.PipelineResult) Summary {
+	var s Summary
+	if res == nil {
+		return s
+	}
+	for _, c := range res.Metrics().AllMetrics().Counters() {
+		var dst *int64
+		switch c.Key.Namespace {
+		case throttle.Namespace:
+			switch c.Key.Name {
+			case throttle.MetricAccepted:
+				dst = &s.Success
+			case throttle.MetricClientThrottled:
+				dst = &s.ClientThrottled
+			case throttle.MetricServerThrottled:
+				dst = &s.ServerThrottled
+			case throttle.MetricErrors:
+				dst = &s.Errors
+			case throttle.MetricDropped:
+				dst = &s.Dropped
+			case throttle.MetricRequests:
+				dst = &s.Requests
+			case throttle.MetricRetries:
+				dst = &s.Retries
+			}
+		case metricsNamespace:
+			if c.Key.Name == OutParked {
+				dst = &s.Parked
+			}
+		}
+		if dst != nil {
+			*dst += c.Result()
+		}
+	}
+	return s
+}
+
+// metricsNamespace is the namespace of the pipeline's own counters.
+const metricsNamespace = "beamthrottle.pipeline"
+
+// WriteTable prints the summary as a small table. want is the number of
+// input elements when known (bounded input), else -1.
+func (s Summary) WriteTable(w io.Writer, want int64) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	row := func(name string, n int64) { fmt.Fprintf(tw, "%s\t%d\t\n", name, n) }
+	row("success", s.Success)
+	row("client_throttled", s.ClientThrottled)
+	row("server_throttled", s.ServerThrottled)
+	row("errors", s.Errors)
+	if s.Dropped != 0 {
+		row("dropped", s.Dropped)
+	}
+	if s.Parked != 0 {
+		row("parked", s.Parked)
+	}
+	fmt.Fprintf(tw, "%s\t%s\t\n", "", strings.Repeat("-", 8))
+	row("total", s.Total())
+	tw.Flush()
+	if want >= 0 {
+		if s.Total() == want {
+			fmt.Fprintf(w, "all %d input elements accounted for\n", want)
+		} else {
+			fmt.Fprintf(w, "MISMATCH: %d input elements, %d accounted for\n", want, s.Total())
+		}
+	}
+}
+
+// ProgressLine describes the elements done so far in this process.
+func ProgressLine(total int64) string {
+	var done int64
+	parts := make([]string, 0, len(progress))
+	for _, name := range []string{OutSuccess, OutClientThrottled, OutServerThrottled, OutErrors, OutParked} {
+		n := progress[name].Load()
+		done += n
+		if n != 0 || name != OutParked {
+			parts = append(parts, fmt.Sprintf("%s=%d", name, n))
+		}
+	}
+	if total > 0 {
+		return fmt.Sprintf("progress: %d/%d done (%.0f%%) %s", done, total, 100*float64(done)/float64(total), strings.Join(parts, " "))
+	}
+	return fmt.Sprintf("progress: %d done %s", done, strings.Join(parts, " "))
+}

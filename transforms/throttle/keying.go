@@ -1,0 +1,141 @@
+package throttle
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strconv"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+)
+
+// item is one buffered element with its retry bookkeeping.
+type item struct {
+	Payload   []byte
+	Enqueued  int64 // unix nanos when keyed: orders the buffer, oldest first
+	Seq       int64 // tie-break for equal Enqueued
+	Attempts  int
+	First     int64 // unix micros of the first attempt
+	NotBefore int64 // unix nanos before which it is not retried
+	// Last throttling outcome, kept for the record of an element that runs
+	// out of retries.
+	LastOutcome Outcome
+	LastError   string
+	LastStatus  int
+	LastGRPC    int
+	LastProb    float64
+	RetryAfter  int64 // ms
+}
+
+// batch is a group's elements handed to the stateful step in one state write.
+type batch struct {
+	Items []item
+}
+
+// keyFn gives each element a group key and gathers elements per key into
+// batches, so that the stateful step pays one bag write per batch instead of
+// one per element.
+type keyFn struct {
+	Groups      int
+	KeyFunc     userValue
+	InType      beam.EncodedType
+	BufferBatch int
+	MaxPayload  int
+	Seed        uint64
+	HasSeed     bool
+
+	codec codec
+	key   reflect.Value
+	rng   *rand.Rand
+	seq   int64
+	buf   map[string]*batch
+}
+
+func (f *keyFn) Setup() error {
+	f.codec = newCodec(f.InType.T)
+	if f.KeyFunc.set() {
+		v, err := f.KeyFunc.instantiate()
+		if err != nil {
+			return err
+		}
+		f.key = v.MethodByName("Key")
+	}
+	if f.HasSeed {
+		f.rng = rand.New(rand.NewPCG(f.Seed, 0x6b6579))
+	} else {
+		f.rng = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	}
+	return nil
+}
+
+func (f *keyFn) StartBundle(ctx context.Context, _ func(string, batch), _ func(Record)) {
+	errorsCounter.Inc(ctx, 0) // make the metric known to the runner early (see throttleFn.report)
+	f.buf = make(map[string]*batch)
+}
+
+func (f *keyFn) ProcessElement(ctx context.Context, elem beam.T, emit func(string, batch), emitErr func(Record)) {
+	now := time.Now()
+	payload, err := f.codec.encode(elem)
+	if err != nil {
+		// Not encodable: keep a readable rendering of the element.
+		emitErr(badInput([]byte(fmt.Sprintf("%+v", elem)), err.Error(), now))
+		errorsCounter.Inc(ctx, 1)
+		return
+	}
+	if f.MaxPayload > 0 && len(payload) > f.MaxPayload {
+		emitErr(badInput(payload, fmt.Sprintf("throttle: payload of %d bytes exceeds the %d-byte limit", len(payload), f.MaxPayload), now))
+		errorsCounter.Inc(ctx, 1)
+		return
+	}
+	k, err := f.keyOf(elem)
+	if err != nil {
+		emitErr(badInput(payload, err.Error(), now))
+		errorsCounter.Inc(ctx, 1)
+		return
+	}
+	b := f.buf[k]
+	if b == nil {
+		b = &batch{Items: make([]item, 0, min(f.BufferBatch, 64))}
+		f.buf[k] = b
+	}
+	f.seq++
+	b.Items = append(b.Items, item{Payload: payload, Enqueued: now.UnixNano(), Seq: f.seq})
+	if len(b.Items) >= f.BufferBatch {
+		emit(k, *b)
+		delete(f.buf, k)
+	}
+}
+
+func (f *keyFn) FinishBundle(emit func(string, batch), _ func(Record)) {
+	for k, b := range f.buf {
+		emit(k, *b)
+	}
+	f.buf = nil
+}
+
+// keyOf returns the group key of elem, recovering from a panicking key
+// function so one bad element cannot fail the bundle.
+func (f *keyFn) keyOf(elem any) (k string, err error) {
+	if !f.key.IsValid() {
+		return strconv.Itoa(f.rng.IntN(f.Groups)), nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("throttle: key function panicked: %v", r)
+		}
+	}()
+	return f.key.Call([]reflect.Value{reflect.ValueOf(elem)})[0].String(), nil
+}
+
+// badInput is the Errors record of an element that never reached a group.
+func badInput(payload []byte, msg string, now time.Time) Record {
+	return Record{
+		Input:        payload,
+		Error:        msg,
+		Outcome:      OutcomeError,
+		FirstAttempt: now.UnixMicro(),
+		LastAttempt:  now.UnixMicro(),
+	}
+}

@@ -1,0 +1,224 @@
+package throttle
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
+)
+
+// Strategy says what happens to an element that was throttled, by the
+// client or by the server.
+type Strategy string
+
+// The throttling strategies (the original Java tool's DLQ, DROP and RETRY).
+const (
+	// Route sends throttled elements to the ClientThrottled or
+	// ServerThrottled output. The default.
+	Route Strategy = "route"
+	// Drop discards throttled elements; they are only counted in the
+	// "dropped" metric.
+	Drop Strategy = "drop"
+	// Retry keeps a throttled element buffered and tries it again on a later
+	// batch, no sooner than the server's Retry-After, for at most
+	// MaxAttempts attempts and MaxAge since its first attempt; then it is
+	// routed to its throttled output with its attempt count. Unlike the
+	// original tool's RETRY, it is bounded.
+	Retry Strategy = "retry"
+)
+
+// ParseStrategy parses "route", "drop" or "retry" (also the original tool's
+// "dlq" for route).
+func ParseStrategy(s string) (Strategy, error) {
+	switch s {
+	case "route", "dlq", "DLQ", "":
+		return Route, nil
+	case "drop", "DROP":
+		return Drop, nil
+	case "retry", "RETRY":
+		return Retry, nil
+	}
+	return "", fmt.Errorf("throttle: unknown strategy %q (want route, drop or retry)", s)
+}
+
+// Defaults of the options. The throughput ceiling of one group is
+// BatchSize / BatchInterval calls per second (with CallsInFlight 1 and a
+// fast backend), so the ceiling of the transform is Groups × that.
+const (
+	DefaultGroups        = 1
+	DefaultBatchSize     = 100
+	DefaultBatchInterval = time.Second
+	DefaultK             = 2.0
+	DefaultResetInterval = time.Minute
+	DefaultMaxAttempts   = 3
+	DefaultMaxAge        = 10 * time.Minute
+	DefaultCallTimeout   = 30 * time.Second
+	DefaultCallsInFlight = 1
+)
+
+// config is filled by Options. Its exported fields are serialised into the
+// DoFns.
+type config struct {
+	Groups        int
+	BatchSize     int
+	BatchInterval time.Duration
+	Adaptive      adaptive.Config
+	KeyFunc       any
+	Strategy      Strategy
+	MaxAttempts   int
+	MaxAge        time.Duration
+	CallTimeout   time.Duration
+	CallsInFlight int
+	Classifier    any
+	Seed          uint64
+	HasSeed       bool
+	BufferBatch   int
+	MaxPayload    int
+}
+
+func defaultConfig() config {
+	return config{
+		Groups:        DefaultGroups,
+		BatchSize:     DefaultBatchSize,
+		BatchInterval: DefaultBatchInterval,
+		Adaptive:      adaptive.Config{K: DefaultK, Window: adaptive.FixedReset, ResetInterval: DefaultResetInterval},
+		Strategy:      Route,
+		MaxAttempts:   DefaultMaxAttempts,
+		MaxAge:        DefaultMaxAge,
+		CallTimeout:   DefaultCallTimeout,
+		CallsInFlight: DefaultCallsInFlight,
+		BufferBatch:   500,
+	}
+}
+
+func (c config) validate() error {
+	switch {
+	case c.Groups < 1:
+		return fmt.Errorf("groups must be >= 1, got %d", c.Groups)
+	case c.BatchSize < 1:
+		return fmt.Errorf("batch size must be >= 1, got %d", c.BatchSize)
+	case c.BatchInterval <= 0:
+		return fmt.Errorf("batch interval must be > 0, got %v", c.BatchInterval)
+	case c.MaxAttempts < 1:
+		return fmt.Errorf("max attempts must be >= 1, got %d", c.MaxAttempts)
+	case c.MaxAge <= 0:
+		return fmt.Errorf("max age must be > 0, got %v", c.MaxAge)
+	case c.CallTimeout <= 0:
+		return fmt.Errorf("call timeout must be > 0, got %v", c.CallTimeout)
+	case c.CallsInFlight < 1:
+		return fmt.Errorf("calls in flight must be >= 1, got %d", c.CallsInFlight)
+	case c.MaxPayload < 0:
+		return fmt.Errorf("max payload bytes must be >= 0, got %d", c.MaxPayload)
+	case c.BufferBatch < 1:
+		return fmt.Errorf("buffer batch must be >= 1, got %d", c.BufferBatch)
+	}
+	if _, err := ParseStrategy(string(c.Strategy)); err != nil {
+		return err
+	}
+	return c.Adaptive.Validate()
+}
+
+// Option configures Adaptive.
+type Option func(*config)
+
+// WithGroups sets how many throttle groups elements are spread over at
+// random (default 1). Each group has its own throttle state and buffer, and
+// groups are processed in parallel by the runner. Ignored with WithKeyFunc.
+func WithGroups(n int) Option { return func(c *config) { c.Groups = n } }
+
+// WithBatchSize sets the maximum number of elements one group processes per
+// batch interval (default 100).
+func WithBatchSize(n int) Option { return func(c *config) { c.BatchSize = n } }
+
+// WithBatchInterval sets how often a group with buffered elements processes a
+// batch (default 1s).
+func WithBatchInterval(d time.Duration) Option { return func(c *config) { c.BatchInterval = d } }
+
+// WithK sets the SRE multiplier K (default 2.0, must be > 0). Lower values
+// throttle more aggressively: the client sends at most about K times what
+// the backend accepts.
+func WithK(k float64) Option { return func(c *config) { c.Adaptive.K = k } }
+
+// WithResetInterval selects the fixed-reset window (the default) and sets how
+// often the counters are zeroed (default 1 minute).
+func WithResetInterval(d time.Duration) Option {
+	return func(c *config) {
+		c.Adaptive.Window = adaptive.FixedReset
+		c.Adaptive.ResetInterval = d
+	}
+}
+
+// WithSlidingWindow selects the sliding window: counts over the last size
+// (default 2 minutes when 0) in buckets of bucket (default 1s when 0), so
+// history is forgotten gradually rather than all at once.
+func WithSlidingWindow(size, bucket time.Duration) Option {
+	return func(c *config) {
+		c.Adaptive.Window = adaptive.Sliding
+		c.Adaptive.WindowSize = size
+		c.Adaptive.Bucket = bucket
+	}
+}
+
+// WithAdaptiveConfig sets the whole algorithm configuration at once.
+func WithAdaptiveConfig(ac adaptive.Config) Option { return func(c *config) { c.Adaptive = ac } }
+
+// WithCountFailuresAsRejects makes calls that failed for reasons other than
+// overload count as rejected by the backend (by default they count as
+// accepted: the backend was not overloaded).
+func WithCountFailuresAsRejects() Option {
+	return func(c *config) { c.Adaptive.CountFailuresAsRejects = true }
+}
+
+// WithKeyFunc replaces the random group key with one computed from the
+// element, so throttle state follows a shard, tenant or endpoint. k must be a
+// value of a type registered with beam.RegisterType (configured by exported
+// fields, not a closure) with a method
+//
+//	Key(elem E) string
+//
+// where E is the input element type.
+func WithKeyFunc(k any) Option { return func(c *config) { c.KeyFunc = k } }
+
+// WithStrategy sets what happens to throttled elements (default Route).
+func WithStrategy(s Strategy) Option { return func(c *config) { c.Strategy = s } }
+
+// WithMaxAttempts bounds the Retry strategy: an element is decided on at most
+// n times (default 3).
+func WithMaxAttempts(n int) Option { return func(c *config) { c.MaxAttempts = n } }
+
+// WithMaxAge bounds the Retry strategy: an element is not retried once this
+// long has passed since its first attempt (default 10 minutes).
+func WithMaxAge(d time.Duration) Option { return func(c *config) { c.MaxAge = d } }
+
+// WithCallTimeout sets the per-call timeout (default 30s). A call that has
+// not returned by then is abandoned and its element goes to Errors; the
+// caller's goroutine is left to finish on its own, so callers should honour
+// their context.
+func WithCallTimeout(d time.Duration) Option { return func(c *config) { c.CallTimeout = d } }
+
+// WithCallsInFlight sets how many calls one group makes at once (default 1).
+// Callers must then be safe for concurrent use.
+func WithCallsInFlight(n int) Option { return func(c *config) { c.CallsInFlight = n } }
+
+// WithClassifier overrides clientcall.Classify. k must be a value of a
+// registered type implementing clientcall.Classifier.
+func WithClassifier(k any) Option { return func(c *config) { c.Classifier = k } }
+
+// WithSeed fixes the random source of the keying and of the throttle
+// decisions, for reproducible tests. By default the source is seeded
+// randomly.
+func WithSeed(seed uint64) Option {
+	return func(c *config) {
+		c.Seed = seed
+		c.HasSeed = true
+	}
+}
+
+// WithMaxPayloadBytes routes elements whose payload (the bytes of a []byte
+// or string element, the JSON of any other) is larger than n bytes to Errors
+// without calling the caller. 0, the default, means no limit.
+func WithMaxPayloadBytes(n int) Option { return func(c *config) { c.MaxPayload = n } }
+
+// withBufferBatch sets how many elements the keying step gathers per group
+// before handing them to the stateful step as one state write.
+func withBufferBatch(n int) Option { return func(c *config) { c.BufferBatch = n } }

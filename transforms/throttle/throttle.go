@@ -1,0 +1,207 @@
+// Package throttle is the Beam transform of beamthrottle: adaptive
+// client-side throttling in front of a quota-limited API.
+//
+// Adaptive spreads the input over throttle groups, buffers each group in
+// Beam state and, every batch interval, calls the user's caller for up to a
+// batch of elements. Before each call it computes the SRE adaptive-throttling
+// rejection probability p = max(0, (requests − K·accepts) / (requests + 1))
+// for the group (package adaptive) and rejects the element locally with
+// probability p. Every input element ends in exactly one of four outputs:
+//
+//	                       ┌─▶ Success          (caller's response)
+//	input ─▶ key ─▶ buffer ┼─▶ ClientThrottled  (Record: rejected locally, no call made)
+//	         (N groups)    ├─▶ ServerThrottled  (Record: HTTP 429 / RESOURCE_EXHAUSTED / 503+Retry-After)
+//	                       └─▶ Errors           (Record: any other failure, panic, timeout, bad input)
+//
+// unless the Drop strategy discards throttled elements (counted in the
+// "dropped" metric).
+//
+// The stateful step runs in the global window: the input is re-windowed into
+// it first, because throttle state split by the user's windows would
+// compute the rate per window and overshoot the quota. The outputs are in
+// the global window, timestamped with the processing time of the batch that
+// handled them; re-window them downstream if needed.
+package throttle
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/typex"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/beamthrottle/beamthrottle/clientcall"
+)
+
+func init() {
+	register.DoFn4x0[context.Context, beam.T, func(string, batch), func(Record)](&keyFn{})
+	register.DoFn9x1[context.Context, state.Provider, timers.Provider, string, batch,
+		func([]byte), func(Record), func(Record), func(Record), error](&throttleFn{})
+	register.DoFn2x1[[]byte, func(beam.Y), error](&decodeFn{})
+	register.Emitter2[string, batch]()
+	register.Emitter1[Record]()
+	register.Emitter1[[]byte]()
+	register.Emitter1[beam.Y]()
+	beam.RegisterType(reflect.TypeOf((*Record)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*batch)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*item)(nil)).Elem())
+}
+
+// Outputs are the four PCollections of Adaptive. Every input element is in
+// exactly one of them (or dropped, with the Drop strategy).
+type Outputs struct {
+	// Success holds the caller's responses: PCollection<Resp>.
+	Success beam.PCollection
+	// ClientThrottled holds elements rejected locally without a call:
+	// PCollection<Record>.
+	ClientThrottled beam.PCollection
+	// ServerThrottled holds elements the backend rejected as over quota:
+	// PCollection<Record>.
+	ServerThrottled beam.PCollection
+	// Errors holds elements whose call failed for any other reason,
+	// including panics and timeouts, and elements that could not be
+	// processed at all: PCollection<Record>.
+	Errors beam.PCollection
+}
+
+// Adaptive throttles calls to caller for the elements of in.
+//
+// in is a PCollection<Req> of any type with a Beam coder ([]byte, string,
+// structs, ...), not a KV. caller is a value of a type registered with
+// beam.RegisterType and configured by exported fields (it is serialised
+// to the workers as JSON), with a method
+//
+//	Call(ctx context.Context, req Req) (Resp, error)
+//
+// that is, it implements clientcall.Caller[Req, Resp]. If it also implements
+// clientcall.Setupper or clientcall.Teardowner, those hooks run once per
+// worker instance. Outputs.Success is a PCollection<Resp>; the other three
+// are PCollection<Record>.
+//
+// Usage:
+//
+//	caller := &clientcall.HTTP{URL: "https://api.example.com/v1/translate"}
+//	out := throttle.Adaptive(s, requests, caller,
+//		throttle.WithGroups(8), throttle.WithBatchSize(100))
+//	textio.Write(s, "gs://bucket/ok.txt", out.Success)
+//
+// Adaptive panics if the configuration is invalid; TryAdaptive returns the
+// error instead.
+func Adaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) Outputs {
+	s = s.Scope("throttle.Adaptive")
+	out, err := TryAdaptive(s, in, caller, opts...)
+	if err != nil {
+		panic(fmt.Sprintf("throttle.Adaptive: %v", err))
+	}
+	return out
+}
+
+// TryAdaptive is Adaptive returning an error for an invalid configuration
+// instead of panicking.
+func TryAdaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) (Outputs, error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := cfg.validate(); err != nil {
+		return Outputs{}, err
+	}
+	if !in.IsValid() {
+		return Outputs{}, fmt.Errorf("invalid input PCollection")
+	}
+	if typex.IsKV(in.Type()) || typex.IsCoGBK(in.Type()) {
+		return Outputs{}, fmt.Errorf("input must not be a KV or CoGBK, got %v", in.Type())
+	}
+	elemT := in.Type().Type()
+	reqT, respT, err := callerTypes(caller)
+	if err != nil {
+		return Outputs{}, err
+	}
+	if reqT != elemT {
+		return Outputs{}, fmt.Errorf("caller %T takes %v but the input elements are %v", caller, reqT, elemT)
+	}
+	callerV, err := newUserValue(caller)
+	if err != nil {
+		return Outputs{}, err
+	}
+	var keyV, classV userValue
+	if cfg.KeyFunc != nil {
+		if err := checkKeyFunc(cfg.KeyFunc, elemT); err != nil {
+			return Outputs{}, err
+		}
+		if keyV, err = newUserValue(cfg.KeyFunc); err != nil {
+			return Outputs{}, err
+		}
+	}
+	if cfg.Classifier != nil {
+		if _, ok := cfg.Classifier.(clientcall.Classifier); !ok {
+			return Outputs{}, fmt.Errorf("classifier %T does not implement clientcall.Classifier", cfg.Classifier)
+		}
+		if classV, err = newUserValue(cfg.Classifier); err != nil {
+			return Outputs{}, err
+		}
+	}
+
+	global := beam.WindowInto(s, window.NewGlobalWindows(), in)
+	batches, badInput := beam.ParDo2(s, &keyFn{
+		Groups:      cfg.Groups,
+		KeyFunc:     keyV,
+		InType:      beam.EncodedType{T: elemT},
+		BufferBatch: cfg.BufferBatch,
+		MaxPayload:  cfg.MaxPayload,
+		Seed:        cfg.Seed,
+		HasSeed:     cfg.HasSeed,
+	}, global)
+	okBytes, ct, st, errs := beam.ParDo4(s, &throttleFn{
+		Flush:         timers.InProcessingTime("flush"),
+		BatchSize:     cfg.BatchSize,
+		BatchInterval: cfg.BatchInterval,
+		Adaptive:      cfg.Adaptive,
+		Strategy:      cfg.Strategy,
+		MaxAttempts:   cfg.MaxAttempts,
+		MaxAge:        cfg.MaxAge,
+		CallTimeout:   cfg.CallTimeout,
+		CallsInFlight: cfg.CallsInFlight,
+		Caller:        callerV,
+		Classifier:    classV,
+		ReqType:       beam.EncodedType{T: reqT},
+		RespType:      beam.EncodedType{T: respT},
+		Seed:          cfg.Seed,
+		HasSeed:       cfg.HasSeed,
+	}, batches)
+
+	success := okBytes
+	if respT != bytesType {
+		success = beam.ParDo(s, &decodeFn{Type: beam.EncodedType{T: respT}}, okBytes,
+			beam.TypeDefinition{Var: beam.YType, T: respT})
+	}
+	return Outputs{
+		Success:         success,
+		ClientThrottled: ct,
+		ServerThrottled: st,
+		Errors:          beam.Flatten(s, badInput, errs),
+	}, nil
+}
+
+// decodeFn turns response payloads back into the caller's response type.
+type decodeFn struct {
+	Type beam.EncodedType
+	c    codec
+}
+
+func (f *decodeFn) ProcessElement(b []byte, emit func(beam.Y)) error {
+	if f.c.t == nil {
+		f.c = newCodec(f.Type.T)
+	}
+	v, err := f.c.decode(b)
+	if err != nil {
+		return err
+	}
+	emit(v.Interface())
+	return nil
+}

@@ -1,0 +1,283 @@
+package throttle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+
+	"github.com/beamthrottle/beamthrottle/clientcall"
+)
+
+func TestMain(m *testing.M) {
+	ptest.Main(m)
+}
+
+func init() {
+	beam.RegisterType(reflect.TypeOf((*mixCaller)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*order)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*receipt)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*orderCaller)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*tenantKey)(nil)).Elem())
+	register.DoFn2x0[[]byte, func([]byte)](&genBytes{})
+	register.Function1x1[Record, string](recordInput)
+	register.Function1x1[Record, int](recordAttempts)
+	register.Function1x1[Record, string](recordGroup)
+	register.Function1x1[[]byte, string](bytesToString)
+	register.Function1x1[Record, bool](mixErrorRecordOK)
+	register.Function1x1[Record, bool](mixThrottledRecordOK)
+	register.Function1x1[receipt, bool](receiptOK)
+	register.Function1x1[Record, bool](orderErrorOK)
+}
+
+// runPipeline runs p on Prism. With synthetic set, Prism's processing-time
+// clock jumps to the next timer (experiment prism_disable_rtc), so batch
+// intervals cost no wall time.
+func runPipeline(t *testing.T, p *beam.Pipeline, synthetic bool) beam.PipelineResult {
+	t.Helper()
+	old := *jobopts.Experiments
+	if synthetic {
+		*jobopts.Experiments = "prism_disable_rtc"
+	}
+	defer func() { *jobopts.Experiments = old }()
+	res, err := ptest.RunWithMetrics(p)
+	if err != nil {
+		t.Fatalf("pipeline failed: %v", err)
+	}
+	return res
+}
+
+// genBytes emits N payloads "e0000000".."e{N-1}".
+type genBytes struct{ N int }
+
+func (g *genBytes) ProcessElement(_ []byte, emit func([]byte)) {
+	for i := range g.N {
+		emit([]byte(fmt.Sprintf("e%07d", i)))
+	}
+}
+
+func generate(s beam.Scope, n int) beam.PCollection {
+	return beam.Reshuffle(s, beam.ParDo(s, &genBytes{N: n}, beam.Impulse(s)))
+}
+
+// mixCaller answers by the last digit of the payload: 0-5 success (echo),
+// 6-7 HTTP 429, 8 HTTP 400, 9 panic.
+type mixCaller struct{}
+
+func (mixCaller) Call(_ context.Context, req []byte) ([]byte, error) {
+	switch d := req[len(req)-1]; {
+	case d <= '5':
+		return req, nil
+	case d <= '7':
+		return nil, &clientcall.StatusError{StatusCode: http.StatusTooManyRequests, Throttled: true, RetryAfter: time.Second}
+	case d == '8':
+		return nil, &clientcall.StatusError{StatusCode: http.StatusBadRequest}
+	default:
+		panic("boom " + string(req))
+	}
+}
+
+func mixErrorRecordOK(r Record) bool {
+	switch string(r.Input) {
+	case "x9":
+		return strings.Contains(r.Error, "caller panicked: boom x9") && r.Outcome == OutcomeError && r.Attempts == 1
+	case "x8":
+		return r.StatusCode == 400 && r.Outcome == OutcomeError
+	}
+	return false
+}
+
+func mixThrottledRecordOK(r Record) bool {
+	return string(r.Input) == "x6" && r.StatusCode == 429 && r.RetryAfter == 1000 && r.Outcome == OutcomeServerThrottled &&
+		r.Error == "Server returned HTTP response code: 429" && r.FirstAttempt > 0 && r.LastAttempt >= r.FirstAttempt
+}
+
+func wantOutcome(payload string) Outcome {
+	switch d := payload[len(payload)-1]; {
+	case d <= '5':
+		return OutcomeSuccess
+	case d <= '7':
+		return OutcomeServerThrottled
+	}
+	return OutcomeError
+}
+
+func recordInput(r Record) string   { return string(r.Input) }
+func recordAttempts(r Record) int   { return r.Attempts }
+func recordGroup(r Record) string   { return r.Group }
+func bytesToString(b []byte) string { return string(b) }
+
+func counter(t *testing.T, res beam.PipelineResult, name string) int64 {
+	t.Helper()
+	var total int64
+	for _, c := range res.Metrics().AllMetrics().Counters() {
+		if c.Key.Namespace == Namespace && c.Key.Name == name {
+			total += c.Result()
+		}
+	}
+	return total
+}
+
+// TestConservation: 10,000 elements with a known mix of outcomes; with a huge
+// K the client never throttles, so every element must land exactly where the
+// caller's outcome says, and the four outputs add up to the input.
+func TestConservation(t *testing.T) {
+	const n = 10000
+	p, s := beam.NewPipelineWithRoot()
+	in := generate(s, n)
+	out := Adaptive(s, in, mixCaller{}, WithGroups(4), WithBatchSize(500), WithK(1e9), WithSeed(1))
+
+	var wantOK, wantST, wantErr []string
+	for i := range n {
+		e := fmt.Sprintf("e%07d", i)
+		switch wantOutcome(e) {
+		case OutcomeSuccess:
+			wantOK = append(wantOK, e)
+		case OutcomeServerThrottled:
+			wantST = append(wantST, e)
+		default:
+			wantErr = append(wantErr, e)
+		}
+	}
+	passert.Equals(s, beam.ParDo(s, bytesToString, out.Success), toAny(wantOK)...)
+	passert.Equals(s, beam.ParDo(s, recordInput, out.ServerThrottled), toAny(wantST)...)
+	passert.Equals(s, beam.ParDo(s, recordInput, out.Errors), toAny(wantErr)...)
+	passert.Empty(s, out.ClientThrottled)
+
+	res := runPipeline(t, p, true)
+	got := map[string]int64{}
+	for _, m := range []string{MetricAccepted, MetricClientThrottled, MetricServerThrottled, MetricErrors, MetricDropped} {
+		got[m] = counter(t, res, m)
+	}
+	if sum := got[MetricAccepted] + got[MetricClientThrottled] + got[MetricServerThrottled] + got[MetricErrors] + got[MetricDropped]; sum != n {
+		t.Errorf("metrics add up to %d, want %d (%v)", sum, n, got)
+	}
+	for m, want := range map[string]int{MetricAccepted: len(wantOK), MetricServerThrottled: len(wantST), MetricErrors: len(wantErr), MetricClientThrottled: 0} {
+		if got[m] != int64(want) {
+			t.Errorf("metric %s = %d, want %d", m, got[m], want)
+		}
+	}
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// TestPanicMessage checks that a panicking caller's element reaches Errors
+// with the panic message and its original payload.
+func TestPanicAndStatusInRecords(t *testing.T) {
+	p, s := beam.NewPipelineWithRoot()
+	in := beam.Create(s, []byte("x9"), []byte("x8"), []byte("x6"))
+	out := Adaptive(s, in, mixCaller{}, WithK(1e9))
+	passert.True(s, out.Errors, mixErrorRecordOK)
+	passert.True(s, out.ServerThrottled, mixThrottledRecordOK)
+	passert.Count(s, out.Errors, "errors", 2)
+	passert.Count(s, out.ServerThrottled, "server throttled", 1)
+	runPipeline(t, p, true)
+}
+
+// order is a user struct element; receipt the response of orderCaller.
+type order struct {
+	Tenant string
+	ID     int
+}
+
+type receipt struct {
+	OrderID int
+	Tenant  string
+}
+
+// orderCaller accepts every order.
+type orderCaller struct{ Prefix string }
+
+func (c orderCaller) Call(_ context.Context, o order) (receipt, error) {
+	if o.ID < 0 {
+		return receipt{}, errors.New("negative id")
+	}
+	return receipt{OrderID: o.ID, Tenant: c.Prefix + o.Tenant}, nil
+}
+
+func receiptOK(r receipt) bool { return strings.HasPrefix(r.Tenant, "p-t") && r.OrderID >= 0 }
+
+func orderErrorOK(r Record) bool {
+	var o order
+	return r.DecodeInput(&o) == nil && o.ID == -1 && o.Tenant == "t0" && r.Group == "t0" && r.Error == "negative id"
+}
+
+// tenantKey keys orders by tenant.
+type tenantKey struct{}
+
+func (tenantKey) Key(o order) string { return o.Tenant }
+
+func TestStructElementsAndKeyFunc(t *testing.T) {
+	p, s := beam.NewPipelineWithRoot()
+	var orders []any
+	for i := range 30 {
+		orders = append(orders, order{Tenant: "t" + strconv.Itoa(i%3), ID: i - 1})
+	}
+	in := beam.Create(s, orders...)
+	out := Adaptive(s, in, orderCaller{Prefix: "p-"}, WithKeyFunc(tenantKey{}), WithK(1e9))
+	passert.Count(s, out.Success, "success", 29)
+	passert.True(s, out.Success, receiptOK)
+	passert.True(s, out.Errors, orderErrorOK)
+	passert.Count(s, out.Errors, "errors", 1)
+	runPipeline(t, p, true)
+}
+
+func TestStringElements(t *testing.T) {
+	p, s := beam.NewPipelineWithRoot()
+	in := beam.Create(s, "a", "b", "c")
+	out := Adaptive(s, in, stringCaller{})
+	passert.Equals(s, out.Success, "A", "B", "C")
+	runPipeline(t, p, true)
+}
+
+type stringCaller struct{}
+
+func (stringCaller) Call(_ context.Context, s string) (string, error) { return strings.ToUpper(s), nil }
+
+func init() {
+	beam.RegisterType(reflect.TypeOf((*stringCaller)(nil)).Elem())
+}
+
+func TestTryAdaptiveErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		caller any
+		opts   []Option
+		want   string
+	}{
+		{"nil caller", nil, nil, "caller is nil"},
+		{"no Call", struct{}{}, nil, "has no method Call"},
+		{"wrong element type", stringCaller{}, nil, "takes string but the input elements are []uint8"},
+		{"zero batch", mixCaller{}, []Option{WithBatchSize(0)}, "batch size"},
+		{"negative K", mixCaller{}, []Option{WithK(-1)}, "K"},
+		{"bad strategy", mixCaller{}, []Option{WithStrategy("sometimes")}, "unknown strategy"},
+		{"bad key func", mixCaller{}, []Option{WithKeyFunc(tenantKey{})}, "Key has signature"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, s := beam.NewPipelineWithRoot()
+			in := beam.Create(s, []byte("x"))
+			_, err := TryAdaptive(s, in, tc.caller, tc.opts...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
