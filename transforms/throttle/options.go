@@ -218,7 +218,3 @@ func WithSeed(seed uint64) Option {
 // or string element, the JSON of any other) is larger than n bytes to Errors
 // without calling the caller. 0, the default, means no limit.
 func WithMaxPayloadBytes(n int) Option { return func(c *config) { c.MaxPayload = n } }
-
-// withBufferBatch sets how many elements the keying step gathers per group
-// before handing them to the stateful step as one state write.
-func withBufferBatch(n int) Option { return func(c *config) { c.BufferBatch = n } }

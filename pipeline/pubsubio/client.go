@@ -1,0 +1,184 @@
+package pubsubio
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// clientOptions returns the options that point a client at endpoint: a
+// Pub/Sub emulator dialled without TLS or credentials. With endpoint empty
+// the library's defaults apply: PUBSUB_EMULATOR_HOST if set, else the
+// production service with Application Default Credentials.
+func clientOptions(endpoint string) []option.ClientOption {
+	if endpoint == "" {
+		return nil
+	}
+	return []option.ClientOption{
+		option.WithEndpoint(endpoint),
+		option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())),
+		option.WithoutAuthentication(),
+		option.WithTelemetryDisabled(),
+	}
+}
+
+// newClient makes a client for project at endpoint (see clientOptions).
+func newClient(ctx context.Context, project, endpoint string) (*pubsub.Client, error) {
+	c, err := pubsub.NewClient(ctx, project, clientOptions(endpoint)...)
+	if err != nil {
+		return nil, fmt.Errorf("pubsubio: connecting to %s: %w", describeEndpoint(endpoint), err)
+	}
+	return c, nil
+}
+
+// describeEndpoint names where a client with this endpoint connects, for
+// error messages.
+func describeEndpoint(endpoint string) string {
+	if endpoint != "" {
+		return "emulator " + endpoint
+	}
+	if e := os.Getenv("PUBSUB_EMULATOR_HOST"); e != "" {
+		return "emulator " + e + " (PUBSUB_EMULATOR_HOST)"
+	}
+	return "pubsub.googleapis.com"
+}
+
+// topicName returns the full name of topic in project; a topic that already
+// is a full name ("projects/p/topics/t") is returned unchanged.
+func topicName(project, topic string) string {
+	if strings.HasPrefix(topic, "projects/") {
+		return topic
+	}
+	return "projects/" + project + "/topics/" + topic
+}
+
+// subscriptionName is topicName for subscriptions.
+func subscriptionName(project, sub string) string {
+	if strings.HasPrefix(sub, "projects/") {
+		return sub
+	}
+	return "projects/" + project + "/subscriptions/" + sub
+}
+
+// clientKey identifies a shared client. The emulator variable is part of the
+// key because it changes where an endpoint-less client connects.
+type clientKey struct {
+	project, endpoint, emulatorHost string
+}
+
+// publisherKey identifies a shared publisher of a shared client.
+type publisherKey struct {
+	topic   string
+	timeout time.Duration
+}
+
+// sharedClient is a client used by every DoFn instance of a worker process
+// that has the same configuration, so that a worker holds one connection
+// pool per configuration, not one per DoFn instance. Beam Go v2.77.0 never
+// calls Teardown (the harness does not take plans down), so clients made per
+// instance would accumulate; shared ones do not.
+type sharedClient struct {
+	key        clientKey
+	client     *pubsub.Client
+	refs       int                                // guarded by sharedClients.mu
+	publishers map[publisherKey]*pubsub.Publisher // guarded by sharedClients.mu
+	leases     map[leaseKey]*leaseKeeper          // guarded by sharedClients.mu
+}
+
+// leaseKey identifies a shared lease keeper of a shared client.
+type leaseKey struct {
+	sub      string
+	deadline time.Duration
+}
+
+var sharedClients = struct {
+	mu sync.Mutex
+	m  map[clientKey]*sharedClient
+}{m: map[clientKey]*sharedClient{}}
+
+// acquireClient returns the shared client for project and endpoint, making it
+// if needed. Each call must be matched by one releaseClient.
+func acquireClient(ctx context.Context, project, endpoint string) (*sharedClient, error) {
+	key := clientKey{project, endpoint, os.Getenv("PUBSUB_EMULATOR_HOST")}
+	sharedClients.mu.Lock()
+	defer sharedClients.mu.Unlock()
+	if sc, ok := sharedClients.m[key]; ok {
+		sc.refs++
+		return sc, nil
+	}
+	// The client outlives the DoFn call that made it.
+	c, err := newClient(context.WithoutCancel(ctx), project, endpoint)
+	if err != nil {
+		return nil, err
+	}
+	sc := &sharedClient{
+		key: key, client: c, refs: 1,
+		publishers: map[publisherKey]*pubsub.Publisher{},
+		leases:     map[leaseKey]*leaseKeeper{},
+	}
+	sharedClients.m[key] = sc
+	return sc, nil
+}
+
+// releaseClient drops one reference to sc, stopping its publishers and
+// closing it when the last one is gone.
+func releaseClient(sc *sharedClient) {
+	sharedClients.mu.Lock()
+	sc.refs--
+	last := sc.refs == 0
+	if last {
+		delete(sharedClients.m, sc.key)
+	}
+	sharedClients.mu.Unlock()
+	if !last {
+		return
+	}
+	for _, p := range sc.publishers {
+		p.Stop()
+	}
+	sc.client.Close()
+}
+
+// publisher returns sc's publisher for topic whose publish calls give up
+// after timeout, making it if needed. Publishers are safe for concurrent use.
+func (sc *sharedClient) publisher(topic string, timeout time.Duration) *pubsub.Publisher {
+	key := publisherKey{topic, timeout}
+	sharedClients.mu.Lock()
+	defer sharedClients.mu.Unlock()
+	if p, ok := sc.publishers[key]; ok {
+		return p
+	}
+	p := sc.client.Publisher(topic)
+	p.PublishSettings.Timeout = timeout
+	sc.publishers[key] = p
+	return p
+}
+
+// leaseKeeper returns sc's lease keeper for subscription sub (a full name)
+// that asks for deadline, making it if needed. Sharing it lets the round
+// that acknowledges messages stop the extension of their leases even when
+// another DoFn instance of the process pulled them.
+func (sc *sharedClient) leaseKeeper(sub string, deadline time.Duration) *leaseKeeper {
+	key := leaseKey{sub, deadline}
+	sharedClients.mu.Lock()
+	defer sharedClients.mu.Unlock()
+	if k, ok := sc.leases[key]; ok {
+		return k
+	}
+	k := &leaseKeeper{
+		extend: func(ctx context.Context, ackIDs []string, d time.Duration) error {
+			return modifyAckDeadline(ctx, sc.client, sub, ackIDs, d)
+		},
+		deadline: deadline,
+	}
+	sc.leases[key] = k
+	return k
+}

@@ -1,0 +1,90 @@
+package pubsubio
+
+import (
+	"errors"
+	"time"
+)
+
+// Defaults of ReadConfig, used for zero fields.
+const (
+	DefaultMaxMessages  = 1000
+	DefaultAckDeadline  = 60 * time.Second
+	DefaultMaxExtension = 10 * time.Minute
+	DefaultPollTimeout  = 10 * time.Second
+)
+
+// ReadConfig says what Read reads and how. It is copied into the DoFn and
+// serialised to workers. The zero values of the optional fields mean the
+// documented defaults.
+type ReadConfig struct {
+	// Project is the Google Cloud project of the subscription. Required.
+	Project string
+	// Subscription is the subscription ID, or a full name
+	// "projects/p/subscriptions/s". Required. Read does not create it.
+	Subscription string
+	// Endpoint is the host:port of a Pub/Sub emulator, dialled without TLS or
+	// credentials. Empty means PUBSUB_EMULATOR_HOST if set in the worker's
+	// environment, else the production service with Application Default
+	// Credentials.
+	Endpoint string
+	// MaxMessages is the most messages one Pull returns, and so the most
+	// messages one bundle of Read emits. Zero means DefaultMaxMessages.
+	MaxMessages int
+	// IdleTimeout, if positive, ends the read once Pull has returned nothing
+	// for this long: Read then drains a backlog and its pipeline can finish
+	// (batch replay). Zero reads forever (streaming); stop the job by
+	// cancelling its context.
+	IdleTimeout time.Duration
+	// AckDeadline is the lease Read asks for on each pulled message, right
+	// after the Pull and again every 2/3 of it, so that a message is not
+	// delivered again while its bundle is still running or waiting to be
+	// committed and acknowledged by the next round. Between 10s and 600s;
+	// zero means DefaultAckDeadline.
+	AckDeadline time.Duration
+	// MaxExtension bounds how long a pulled message is kept leased while it
+	// waits to be acknowledged. A message not acknowledged by then (its
+	// bundle is very slow, failed, or its job died) is delivered again once
+	// its last lease lapses. Zero means DefaultMaxExtension.
+	MaxExtension time.Duration
+	// PollTimeout bounds how long one Pull waits for messages. Zero means
+	// DefaultPollTimeout.
+	PollTimeout time.Duration
+}
+
+// check reports a configuration that can never work.
+func (c ReadConfig) check() error {
+	switch {
+	case c.Project == "":
+		return errors.New("ReadConfig.Project is empty")
+	case c.Subscription == "":
+		return errors.New("ReadConfig.Subscription is empty")
+	case c.MaxMessages < 0:
+		return errors.New("ReadConfig.MaxMessages is negative")
+	case c.IdleTimeout < 0:
+		return errors.New("ReadConfig.IdleTimeout is negative")
+	case c.AckDeadline != 0 && (c.AckDeadline < 10*time.Second || c.AckDeadline > 600*time.Second):
+		return errors.New("ReadConfig.AckDeadline is outside [10s, 600s]")
+	case c.MaxExtension < 0:
+		return errors.New("ReadConfig.MaxExtension is negative")
+	case c.PollTimeout < 0:
+		return errors.New("ReadConfig.PollTimeout is negative")
+	}
+	return nil
+}
+
+// withDefaults returns c with zero optional fields set to their defaults.
+func (c ReadConfig) withDefaults() ReadConfig {
+	if c.MaxMessages == 0 {
+		c.MaxMessages = DefaultMaxMessages
+	}
+	if c.AckDeadline == 0 {
+		c.AckDeadline = DefaultAckDeadline
+	}
+	if c.MaxExtension == 0 {
+		c.MaxExtension = DefaultMaxExtension
+	}
+	if c.PollTimeout == 0 {
+		c.PollTimeout = DefaultPollTimeout
+	}
+	return c
+}
