@@ -85,7 +85,12 @@ func (f *throttleFn) Setup(ctx context.Context) error {
 	f.src = rand.NewPCG(rand.Uint64(), rand.Uint64())
 	f.rng = rand.New(f.src)
 	f.thr, err = adaptive.New(f.Adaptive, f.rng.Float64)
-	return err
+	if err != nil {
+		return err
+	}
+	log.Infof(ctx, "throttle: caller %v ready: batches of %d every %v, K=%v, strategy %s",
+		f.Caller.Type.T, f.BatchSize, f.BatchInterval, f.thr.Config().K, f.Strategy)
+	return nil
 }
 
 func (f *throttleFn) Teardown(ctx context.Context) error {
@@ -292,7 +297,9 @@ func (f *throttleFn) throttled(key string, now time.Time, it item, retryAfter ti
 		return keep
 	case Retry:
 		if it.Attempts < f.MaxAttempts && now.Sub(time.UnixMicro(it.First)) < f.MaxAge {
-			it.NotBefore = now.Add(max(retryAfter, f.BatchInterval)).UnixNano()
+			// Runners keep timer times in milliseconds: round down so the
+			// timer set for this time finds the element eligible.
+			it.NotBefore = now.Add(max(retryAfter, f.BatchInterval)).Truncate(time.Millisecond).UnixNano()
 			t.retries++
 			return append(keep, it)
 		}

@@ -1,0 +1,262 @@
+package throttle
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/periodic"
+
+	"github.com/beamthrottle/beamthrottle/clientcall"
+	"github.com/beamthrottle/beamthrottle/testserver"
+)
+
+func init() {
+	beam.RegisterType(reflect.TypeOf((*alwaysThrottled)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*hangingCaller)(nil)).Elem())
+	register.DoFn3x0[beam.Window, []byte, func(string)](&windowNameFn{})
+	register.DoFn3x0[beam.EventTime, int, func(beam.EventTime, []byte)](&stampFn{})
+	register.Function1x1[Record, bool](retryRecordOK)
+	register.Function1x1[Record, bool](timeoutRecordOK)
+}
+
+// alwaysThrottled answers 429 with a Retry-After of 0 to everything.
+type alwaysThrottled struct{}
+
+func (alwaysThrottled) Call(context.Context, []byte) ([]byte, error) {
+	return nil, &clientcall.StatusError{StatusCode: http.StatusTooManyRequests, Throttled: true}
+}
+
+func retryRecordOK(r Record) bool {
+	switch r.Outcome {
+	case OutcomeServerThrottled:
+		return r.Attempts == 3 && r.StatusCode == 429
+	case OutcomeClientThrottled:
+		return r.Attempts == 3 && r.StatusCode == 0 && r.Probability > 0
+	}
+	return false
+}
+
+// TestRetryStrategyIsBounded: a backend that always throttles; with Retry
+// and MaxAttempts 3 every element is decided on exactly three times, then
+// routed to a throttled output (server or client: with no accepts at all p
+// rises towards 1 whatever K) with its attempt count.
+func TestRetryStrategyIsBounded(t *testing.T) {
+	const n = 200
+	p, s := beam.NewPipelineWithRoot()
+	out := Adaptive(s, generate(s, n), alwaysThrottled{},
+		WithStrategy(Retry), WithMaxAttempts(3), WithK(1e9), WithGroups(2), WithBatchSize(1000))
+	throttled := beam.Flatten(s, out.ServerThrottled, out.ClientThrottled)
+	passert.Count(s, throttled, "throttled", n)
+	passert.True(s, throttled, retryRecordOK)
+	passert.Empty(s, out.Success)
+	passert.Empty(s, out.Errors)
+	res := runPipeline(t, p, true)
+	if got, want := counter(t, res, MetricRetries), int64(2*n); got != want {
+		t.Errorf("retries = %d, want %d", got, want)
+	}
+	if got, want := counter(t, res, MetricRequests), int64(3*n); got != want {
+		t.Errorf("requests = %d, want %d", got, want)
+	}
+}
+
+// TestDropStrategy: throttled elements are only counted.
+func TestDropStrategy(t *testing.T) {
+	const n = 100
+	p, s := beam.NewPipelineWithRoot()
+	out := Adaptive(s, generate(s, n), alwaysThrottled{}, WithStrategy(Drop))
+	passert.Empty(s, out.ServerThrottled)
+	passert.Empty(s, out.ClientThrottled)
+	res := runPipeline(t, p, true)
+	if got := counter(t, res, MetricDropped); got != n {
+		t.Errorf("dropped = %d, want %d", got, n)
+	}
+}
+
+// hangingCaller ignores its context and blocks for Block.
+type hangingCaller struct{ Block time.Duration }
+
+func (c hangingCaller) Call(context.Context, []byte) ([]byte, error) {
+	time.Sleep(c.Block)
+	return []byte("late"), nil
+}
+
+func timeoutRecordOK(r Record) bool {
+	return r.Outcome == OutcomeError && strings.Contains(r.Error, "did not return within the 50ms timeout") &&
+		strings.HasPrefix(string(r.Input), "e")
+}
+
+// TestCallTimeout: a caller that hangs past the per-call timeout sends its
+// elements to Errors and does not stall the bundle.
+func TestCallTimeout(t *testing.T) {
+	p, s := beam.NewPipelineWithRoot()
+	out := Adaptive(s, generate(s, 3), hangingCaller{Block: 2 * time.Second}, WithCallTimeout(50*time.Millisecond))
+	passert.Count(s, out.Errors, "errors", 3)
+	passert.True(s, out.Errors, timeoutRecordOK)
+	passert.Empty(s, out.Success)
+	runPipeline(t, p, true)
+}
+
+// stampFn gives element i the event time base + i seconds.
+type stampFn struct{}
+
+func (stampFn) ProcessElement(_ beam.EventTime, i int, emit func(beam.EventTime, []byte)) {
+	emit(mtime.FromTime(time.Unix(1_700_000_000+int64(i), 0)), []byte{byte('a' + i%26)})
+}
+
+// windowNameFn emits the name of each element's window.
+type windowNameFn struct{}
+
+func (windowNameFn) ProcessElement(w beam.Window, _ []byte, emit func(string)) {
+	if _, ok := w.(window.GlobalWindow); ok {
+		emit("global")
+		return
+	}
+	emit(fmt.Sprint(w))
+}
+
+// TestFixedWindowsInputIsRewindowed: input in 10 s fixed windows is
+// throttled in the global window; outputs are in the global window.
+func TestFixedWindowsInputIsRewindowed(t *testing.T) {
+	p, s := beam.NewPipelineWithRoot()
+	var ints []any
+	for i := range 40 {
+		ints = append(ints, i)
+	}
+	in := beam.ParDo(s, &stampFn{}, beam.Create(s, ints...))
+	in = beam.WindowInto(s, window.NewFixedWindows(10*time.Second), in)
+	out := Adaptive(s, in, clientcall.Echo{})
+	names := beam.ParDo(s, &windowNameFn{}, out.Success)
+	want := make([]any, 40)
+	for i := range want {
+		want[i] = "global"
+	}
+	passert.Equals(s, names, want...)
+	runPipeline(t, p, true)
+}
+
+// TestUnboundedInput: a streaming source (periodic impulse with an end
+// time) flows through processing-time timers and the job ends by itself.
+func TestUnboundedInput(t *testing.T) {
+	p, s := beam.NewPipelineWithRoot()
+	start := time.Now()
+	in := periodic.Impulse(s, start, start.Add(2*time.Second), 100*time.Millisecond, false)
+	out := Adaptive(s, in, clientcall.Echo{}, WithBatchInterval(200*time.Millisecond), WithGroups(2))
+	passert.Count(s, out.Success, "success", 20)
+	passert.Empty(s, out.Errors)
+	res := runPipeline(t, p, false)
+	if got := counter(t, res, MetricAccepted); got != 20 {
+		t.Errorf("accepted = %d, want 20", got)
+	}
+}
+
+// outageUntil wraps the quota server's handler: it answers 429 to
+// everything (an outage) until it has rejected Rejections requests, then
+// ends the outage. Its switch is driven by the requests themselves, not by
+// wall-clock time.
+type outageUntil struct {
+	h          *testserver.Handler
+	rejections int64
+}
+
+func (o *outageUntil) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	o.h.ServeHTTP(w, r)
+	if o.h.Outage() != 0 && o.h.Stats().Rejected >= o.rejections {
+		o.h.SetOutage(0)
+	}
+}
+
+// TestRecoveryAfterOutage runs the transform with the HTTP caller over
+// loopback against the quota test server. The server starts in an outage
+// (every call answered 429) that ends after 20 rejections: server throttles
+// appear, the client throttle engages as p rises, and after the counters
+// reset sending resumes and succeeds. Outputs match the server's own counts.
+func TestRecoveryAfterOutage(t *testing.T) {
+	const n = 2000
+	h, err := testserver.NewHandler(testserver.Config{Quota: 100000, Period: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.SetOutage(http.StatusTooManyRequests)
+	srv := httptest.NewServer(&outageUntil{h: h, rejections: 20})
+	defer srv.Close()
+
+	p, s := beam.NewPipelineWithRoot()
+	Adaptive(s, generate(s, n), &clientcall.HTTP{URL: srv.URL + "/api"},
+		WithBatchSize(50), WithBatchInterval(50*time.Millisecond), WithResetInterval(500*time.Millisecond))
+	res := runPipeline(t, p, false)
+
+	st := h.Stats()
+	got := map[string]int64{}
+	for _, m := range []string{MetricAccepted, MetricClientThrottled, MetricServerThrottled, MetricErrors} {
+		got[m] = counter(t, res, m)
+	}
+	if sum := got[MetricAccepted] + got[MetricClientThrottled] + got[MetricServerThrottled] + got[MetricErrors]; sum != n {
+		t.Errorf("outputs add up to %d, want %d (%v)", sum, n, got)
+	}
+	if got[MetricServerThrottled] != st.Rejected || st.Rejected < 20 {
+		t.Errorf("server throttled = %d, server rejected = %d, want equal and >= 20", got[MetricServerThrottled], st.Rejected)
+	}
+	if got[MetricClientThrottled] == 0 {
+		t.Errorf("client throttled = 0, want > 0 once p rose")
+	}
+	if got[MetricAccepted] != st.Accepted || st.Accepted == 0 {
+		t.Errorf("success = %d, server accepted = %d, want equal and > 0 (sending resumed)", got[MetricAccepted], st.Accepted)
+	}
+	if got[MetricErrors] != 0 {
+		t.Errorf("errors = %d, want 0", got[MetricErrors])
+	}
+	t.Logf("outputs %v; server %d accepted, %d rejected", got, st.Accepted, st.Rejected)
+}
+
+// TestOverQuota: offered load (about 2,000/s) far above a 100/s token
+// bucket quota. The server rejects some calls, the client throttle engages,
+// and the successes are what the server accepted: close to the quota over
+// the seconds the server was busy.
+func TestOverQuota(t *testing.T) {
+	const n, quota = 3000, 100
+	srv, err := testserver.NewServer(testserver.Config{Quota: quota, Period: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	p, s := beam.NewPipelineWithRoot()
+	Adaptive(s, generate(s, n), &clientcall.HTTP{URL: srv.Endpoint()},
+		WithGroups(2), WithBatchSize(50), WithBatchInterval(50*time.Millisecond))
+	res := runPipeline(t, p, false)
+
+	st := srv.Handler.Stats()
+	got := map[string]int64{}
+	for _, m := range []string{MetricAccepted, MetricClientThrottled, MetricServerThrottled, MetricErrors} {
+		got[m] = counter(t, res, m)
+	}
+	if sum := got[MetricAccepted] + got[MetricClientThrottled] + got[MetricServerThrottled] + got[MetricErrors]; sum != n {
+		t.Errorf("outputs add up to %d, want %d (%v)", sum, n, got)
+	}
+	if got[MetricServerThrottled] == 0 || got[MetricServerThrottled] != st.Rejected {
+		t.Errorf("server throttled = %d, server rejected = %d, want equal and > 0", got[MetricServerThrottled], st.Rejected)
+	}
+	if got[MetricClientThrottled] == 0 {
+		t.Errorf("client throttled = 0, want > 0")
+	}
+	if got[MetricAccepted] != st.Accepted {
+		t.Errorf("success = %d, server accepted = %d, want equal", got[MetricAccepted], st.Accepted)
+	}
+	// The bucket starts full (quota) and refills at quota/s; the server was
+	// busy in len(Series) distinct seconds, the first and last partly.
+	busy := int64(len(st.Series))
+	if lo, hi := quota*max(busy-2, 0)/2, quota*(busy+1); st.Accepted < lo || st.Accepted > hi {
+		t.Errorf("accepted %d over %d busy seconds, want within [%d, %d]", st.Accepted, busy, lo, hi)
+	}
+	t.Logf("outputs %v; server %d accepted, %d rejected over %d seconds", got, st.Accepted, st.Rejected, busy)
+}

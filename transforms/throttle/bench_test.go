@@ -1,0 +1,100 @@
+package throttle
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+
+	"github.com/beamthrottle/beamthrottle/clientcall"
+)
+
+func init() {
+	register.DoFn3x1[context.Context, []byte, func([]byte), error](&plainCallFn{})
+}
+
+// plainCallFn is the baseline: a stateless ParDo calling the same no-op
+// caller for every element.
+type plainCallFn struct{}
+
+func (plainCallFn) ProcessElement(ctx context.Context, b []byte, emit func([]byte)) error {
+	resp, err := clientcall.Echo{}.Call(ctx, b)
+	if err != nil {
+		return err
+	}
+	emit(resp)
+	return nil
+}
+
+const benchElements = 100_000
+
+// runBench runs build's pipeline once per iteration over benchElements
+// generated elements on Prism (synthetic processing-time clock, so batch
+// intervals cost no wall time) and reports elements/s and the process's
+// peak RSS.
+func runBench(b *testing.B, build func(s beam.Scope, in beam.PCollection)) float64 {
+	old := *jobopts.Experiments
+	*jobopts.Experiments = "prism_disable_rtc"
+	defer func() { *jobopts.Experiments = old }()
+	var total time.Duration
+	iters := 0
+	for b.Loop() {
+		p, s := beam.NewPipelineWithRoot()
+		build(s, generate(s, benchElements))
+		start := time.Now()
+		if err := ptest.Run(p); err != nil {
+			b.Fatal(err)
+		}
+		total += time.Since(start)
+		iters++
+	}
+	rate := float64(benchElements*iters) / total.Seconds()
+	b.ReportMetric(rate, "elements/s")
+	if mb := peakRSSMB(); mb > 0 {
+		b.ReportMetric(mb, "peak-RSS-MB")
+	}
+	return rate
+}
+
+// BenchmarkAdaptive measures the transform with a no-op caller, next to a
+// plain ParDo calling the same caller, and reports their ratio.
+func BenchmarkAdaptive(b *testing.B) {
+	var plain float64
+	b.Run("PlainParDo", func(b *testing.B) {
+		plain = runBench(b, func(s beam.Scope, in beam.PCollection) { beam.ParDo(s, plainCallFn{}, in) })
+	})
+	for _, c := range []struct{ groups, batch int }{{1, benchElements}, {4, benchElements}, {4, 5000}} {
+		b.Run("Throttle/groups="+strconv.Itoa(c.groups)+"/batch="+strconv.Itoa(c.batch), func(b *testing.B) {
+			rate := runBench(b, func(s beam.Scope, in beam.PCollection) {
+				Adaptive(s, in, clientcall.Echo{}, WithGroups(c.groups), WithBatchSize(c.batch), WithBatchInterval(100*time.Millisecond))
+			})
+			if plain > 0 {
+				b.ReportMetric(rate/plain, "ratio-to-plain")
+			}
+		})
+	}
+}
+
+// peakRSSMB reads the process's peak resident set size (Linux VmHWM).
+func peakRSSMB() float64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
+			if err == nil {
+				return kb / 1024
+			}
+		}
+	}
+	return 0
+}
