@@ -33,6 +33,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.StringVar(&o.Project, "pubsub_project", "", "Project of Pub/Sub topics and subscriptions given as IDs (default: --project, else beamthrottle-local).")
 	fs.StringVar(&o.PubSubHost, "pubsub_emulator", "", "host:port of a Pub/Sub emulator (default: $PUBSUB_EMULATOR_HOST, else the real service).")
 
+	fs.DurationVar(&o.PublishTimeout, "publish_timeout", 60*time.Second, "How long one Pub/Sub publish may take (retries included) before its bundle fails and is retried.")
 	fs.StringVar(&o.Caller, "caller", "http", "Registered caller to use (built in: http, echo; see pipeline.RegisterCaller).")
 	fs.StringVar(&o.CallerOptions.URL, "url", "", "URL the http caller sends each payload to.")
 	fs.StringVar(&o.CallerOptions.Method, "method", "POST", "HTTP method of the http caller.")
@@ -76,6 +77,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.StringVar(&o.DeadLetterTopic, "dead_letter_topic", "", "Pub/Sub dead-letter topic: client- and server-throttled payloads with attributes.")
 	fs.BoolVar(&o.DeadLetterErrors, "dead_letter_errors", false, "Also publish errors to the dead-letter topic.")
 
+	fs.BoolVar(&o.Reprocess, "reprocess", false, "Reprocessing mode: read the dead-letter --subscription and send each payload through the throttle again.")
 	fs.IntVar(&o.MaxTotalAttempts, "max_total_attempts", DefaultMaxTotalAttempts, "Reprocessing: messages whose attempts reach this are parked instead of retried.")
 	fs.StringVar(&o.ParkedTopic, "parked_topic", "", "Reprocessing: topic for parked messages (default: files <output_prefix>parked-*.jsonl).")
 	return o
@@ -92,6 +94,9 @@ func (o Options) Validate() error {
 	var errs []error
 	bad := func(flag, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("--%s: %s", flag, fmt.Sprintf(format, args...)))
+	}
+	if o.Reprocess && o.Subscription == "" {
+		bad("subscription", "--reprocess reads the dead-letter subscription: set --subscription")
 	}
 	if sources != 1 {
 		bad("input", "exactly one source is needed: --input, --subscription or --generate (got %d)", sources)
@@ -163,11 +168,14 @@ func (o Options) Validate() error {
 	if o.CallerOptions.MaxResponse < 0 {
 		bad("max_response_bytes", "must be >= 0, got %d", o.CallerOptions.MaxResponse)
 	}
+	if o.PublishTimeout < 0 {
+		bad("publish_timeout", "must be >= 0, got %v", o.PublishTimeout)
+	}
 	if o.MaxTotalAttempts < 1 {
 		bad("max_total_attempts", "must be >= 1, got %d", o.MaxTotalAttempts)
 	}
-	if o.OutputPrefix == "" && o.DeadLetterTopic == "" && o.SuccessTopic == "" {
-		bad("output_prefix", "no sink: set --output_prefix and/or --dead_letter_topic / --success_topic")
+	if o.OutputPrefix == "" {
+		bad("output_prefix", "required: errors (and payloads Pub/Sub refuses) are written under it")
 	}
 	return errors.Join(errs...)
 }

@@ -34,6 +34,9 @@ type Options struct {
 	IdleTimeout  time.Duration
 	Project      string // Pub/Sub project
 	PubSubHost   string // Pub/Sub emulator host:port ("" = PUBSUB_EMULATOR_HOST or production)
+	// PublishTimeout bounds one publish (retries included) before the
+	// bundle fails; 0 means pubsubio.DefaultPublishTimeout.
+	PublishTimeout time.Duration
 
 	// Caller.
 	Caller        string // registered caller name, default "http"
@@ -63,6 +66,7 @@ type Options struct {
 	DeadLetterErrors bool   // also errors to the dead-letter topic
 
 	// Reprocessing.
+	Reprocess        bool   // read the dead-letter subscription and throttle again
 	MaxTotalAttempts int    // messages past it are parked
 	ParkedTopic      string // parked messages ("" = files under OutputPrefix)
 }
@@ -112,14 +116,23 @@ type Outputs struct {
 	Success, ClientThrottled, ServerThrottled, Errors beam.PCollection
 }
 
-// Build adds the pipeline to s: source → throttle → sinks.
+// Build adds the pipeline to s: source → throttle → sinks, or the
+// reprocessing pipeline when o.Reprocess is set (see Reprocess).
 func Build(s beam.Scope, o Options) (Outputs, error) {
+	if o.Reprocess {
+		return Reprocess(s, o)
+	}
 	var in beam.PCollection
 	switch {
 	case o.Generate > 0:
 		in = Generate(s, o.Generate)
 	case o.Input != "":
 		in = ReadFiles(s, o.Input)
+	case o.Subscription != "":
+		var err error
+		if in, err = readSubscription(s, o); err != nil {
+			return Outputs{}, err
+		}
 	default:
 		return Outputs{}, fmt.Errorf("no source: set --input, --subscription or --generate")
 	}
@@ -127,8 +140,9 @@ func Build(s beam.Scope, o Options) (Outputs, error) {
 }
 
 // throttleAndWrite runs the throttle over a PCollection<Element> and writes
-// the outcomes to the sinks.
-func throttleAndWrite(s beam.Scope, in beam.PCollection, o Options) (Outputs, error) {
+// the outcomes to the sinks. extraErrors (PCollection<throttle.Record>) join
+// the errors output.
+func throttleAndWrite(s beam.Scope, in beam.PCollection, o Options, extraErrors ...beam.PCollection) (Outputs, error) {
 	topts, err := o.throttleOptions()
 	if err != nil {
 		return Outputs{}, err
@@ -144,11 +158,30 @@ func throttleAndWrite(s beam.Scope, in beam.PCollection, o Options) (Outputs, er
 	if err != nil {
 		return Outputs{}, err
 	}
+	errs := out.Errors
+	if len(extraErrors) > 0 {
+		errs = beam.Flatten(s, append([]beam.PCollection{errs}, extraErrors...)...)
+	}
 	res := Outputs{
 		Success:         beam.ParDo(s, formatResult, out.Success),
 		ClientThrottled: beam.ParDo(s, formatRecord, out.ClientThrottled),
 		ServerThrottled: beam.ParDo(s, formatRecord, out.ServerThrottled),
-		Errors:          beam.ParDo(s, formatRecord, out.Errors),
+		Errors:          beam.ParDo(s, formatRecord, errs),
+	}
+	if o.DeadLetterTopic != "" {
+		dead := []beam.PCollection{out.ClientThrottled, out.ServerThrottled}
+		if o.DeadLetterErrors {
+			dead = append(dead, errs)
+		}
+		msgs := beam.ParDo(s, &deadLetterFn{Pipeline: o.Name}, beam.Flatten(s, dead...))
+		if err := publish(s.Scope("DeadLetter"), o, o.DeadLetterTopic, msgs); err != nil {
+			return Outputs{}, fmt.Errorf("--dead_letter_topic: %w", err)
+		}
+	}
+	if o.SuccessTopic != "" {
+		if err := publish(s.Scope("Success"), o, o.SuccessTopic, beam.ParDo(s, resultToMessage, out.Success)); err != nil {
+			return Outputs{}, fmt.Errorf("--success_topic: %w", err)
+		}
 	}
 	if o.OutputPrefix != "" {
 		res.Success = WriteLines(s, o.OutputPrefix, OutSuccess, res.Success)

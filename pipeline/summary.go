@@ -20,6 +20,11 @@ type Summary struct {
 	Requests, Retries int64
 	// Parked counts reprocessed messages that reached --max_total_attempts.
 	Parked int64
+	// Reprocessed counts dead-letter messages read by a reprocessing run.
+	Reprocessed int64
+	// DeadLetterRejected counts dead-letter messages Pub/Sub refused (too
+	// large, ...): they were written to the errors files instead.
+	DeadLetterRejected int64
 }
 
 // Total is the number of elements accounted for: every input element is in
@@ -55,8 +60,15 @@ func SummaryFrom(res beam.PipelineResult) Summary {
 				dst = &s.Retries
 			}
 		case metricsNamespace:
-			if c.Key.Name == OutParked {
+			switch c.Key.Name {
+			case OutParked:
 				dst = &s.Parked
+			case "reprocessed":
+				dst = &s.Reprocessed
+			case "dead_letter_rejected":
+				dst = &s.DeadLetterRejected
+			case "malformed":
+				dst = &s.Errors // malformed dead-letter messages are errors
 			}
 		}
 		if dst != nil {
@@ -81,11 +93,17 @@ func (s Summary) WriteTable(w io.Writer, want int64) {
 	if s.Dropped != 0 {
 		row("dropped", s.Dropped)
 	}
-	if s.Parked != 0 {
+	if s.Parked != 0 || s.Reprocessed != 0 {
 		row("parked", s.Parked)
 	}
 	fmt.Fprintf(tw, "%s\t%s\t\n", "", strings.Repeat("-", 8))
 	row("total", s.Total())
+	if s.Reprocessed != 0 {
+		row("reprocessed (read)", s.Reprocessed)
+	}
+	if s.DeadLetterRejected != 0 {
+		row("refused by Pub/Sub", s.DeadLetterRejected)
+	}
 	tw.Flush()
 	if want >= 0 {
 		if s.Total() == want {

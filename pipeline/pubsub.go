@@ -1,0 +1,191 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle"
+)
+
+func init() {
+	register.Function1x1[pubsubio.Message, Element](messageToElement)
+	register.DoFn2x0[throttle.Record, func(pubsubio.Message)](&deadLetterFn{})
+	register.Function1x1[Result, pubsubio.Message](resultToMessage)
+	register.Function1x2[pubsubio.Rejected, string, error](formatRejected)
+	register.Emitter1[pubsubio.Message]()
+}
+
+// Dead-letter message attributes. The data of a dead-letter message is the
+// original payload, unchanged.
+const (
+	AttrError       = "error"                 // why it failed, truncated to 1024 bytes
+	AttrOutcome     = "outcome"               // client_throttled, server_throttled or error
+	AttrStatusCode  = "status_code"           // HTTP status, when known
+	AttrGRPCCode    = "grpc_code"             // gRPC code, when known
+	AttrProbability = "rejection_probability" // client rejection probability at decision time
+	AttrAttempts    = "attempts"              // total attempts, across reprocessing runs
+	AttrFirst       = "first_attempt"         // RFC 3339, first attempt of the last run
+	AttrLast        = "last_attempt"          // RFC 3339
+	AttrMessageID   = "message_id"            // the original Pub/Sub message ID, when the input came from Pub/Sub
+	AttrGroup       = "group"                 // throttle group
+	AttrPipeline    = "pipeline"              // --name of the pipeline that wrote it
+	AttrRetryAfter  = "retry_after_ms"        // the server's Retry-After, when given
+)
+
+// messageToElement turns a message read from a subscription into an
+// Element. The attempts of earlier runs come from the "attempts" attribute
+// (dead-letter messages written by this pipeline carry it); the original
+// message ID is kept through reprocessing.
+func messageToElement(m pubsubio.Message) Element {
+	e := Element{Data: m.Data, MessageID: m.ID, Attributes: m.Attributes}
+	if id := m.Attributes[AttrMessageID]; id != "" {
+		e.MessageID = id
+	}
+	if a, ok := m.Attributes[AttrAttempts]; ok {
+		n, err := strconv.Atoi(a)
+		if err != nil || n < 0 {
+			// Malformed: keep the value so the reprocessing step can route it to errors.
+			e.Attempts = -1
+		} else {
+			e.Attempts = n
+		}
+	}
+	return e
+}
+
+// deadLetterFn turns failure Records into dead-letter messages.
+type deadLetterFn struct {
+	Pipeline string
+}
+
+func (f *deadLetterFn) ProcessElement(r throttle.Record, emit func(pubsubio.Message)) {
+	r, e := unwrapRecord(r)
+	emit(pubsubio.Message{Data: r.Input, Attributes: deadLetterAttributes(r, e.MessageID, f.Pipeline)})
+}
+
+// deadLetterAttributes builds the attributes of a dead-letter message,
+// within Pub/Sub's limits (at most 100 attributes, values at most 1024
+// bytes).
+func deadLetterAttributes(r throttle.Record, messageID, pipeline string) map[string]string {
+	a := map[string]string{
+		AttrError:       truncateUTF8(r.Error, pubsubio.MaxAttributeValueBytes),
+		AttrOutcome:     string(r.Outcome),
+		AttrProbability: strconv.FormatFloat(r.Probability, 'f', 4, 64),
+		AttrAttempts:    strconv.Itoa(r.Attempts),
+		AttrGroup:       truncateUTF8(r.Group, pubsubio.MaxAttributeValueBytes),
+		AttrPipeline:    truncateUTF8(pipeline, pubsubio.MaxAttributeValueBytes),
+	}
+	if r.StatusCode != 0 {
+		a[AttrStatusCode] = strconv.Itoa(r.StatusCode)
+	}
+	if r.GRPCCode != 0 {
+		a[AttrGRPCCode] = strconv.Itoa(r.GRPCCode)
+	}
+	if r.FirstAttempt != 0 {
+		a[AttrFirst] = r.FirstAttemptTime().Format(time.RFC3339Nano)
+	}
+	if r.LastAttempt != 0 {
+		a[AttrLast] = r.LastAttemptTime().Format(time.RFC3339Nano)
+	}
+	if r.RetryAfter != 0 {
+		a[AttrRetryAfter] = strconv.FormatInt(r.RetryAfter, 10)
+	}
+	if messageID != "" {
+		a[AttrMessageID] = truncateUTF8(messageID, pubsubio.MaxAttributeValueBytes)
+	}
+	return a
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a character.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// resultToMessage turns a success into a message for --success_topic: the
+// response as data, the original message ID as attribute.
+func resultToMessage(r Result) pubsubio.Message {
+	m := pubsubio.Message{Data: r.Response}
+	if r.Input.MessageID != "" {
+		m.Attributes = map[string]string{AttrMessageID: r.Input.MessageID}
+	}
+	return m
+}
+
+// formatRejected renders a message Pub/Sub refused to accept (too large,
+// too many attributes) as an error line, so it is written to the error
+// file sink instead of failing the job forever.
+func formatRejected(r pubsubio.Rejected) (string, error) {
+	rec := throttle.Record{
+		Input:   r.Message.Data,
+		Error:   "pipeline: cannot publish to Pub/Sub: " + r.Reason,
+		Outcome: throttle.OutcomeError,
+	}
+	if a := r.Message.Attributes; a != nil {
+		rec.Attempts, _ = strconv.Atoi(a[AttrAttempts])
+		if orig := a[AttrError]; orig != "" {
+			rec.Error += "; original error: " + orig
+		}
+	}
+	b, err := json.Marshal(recordLine{Record: rec, MessageID: r.Message.Attributes[AttrMessageID]})
+	return string(b), err
+}
+
+// pubsubEndpoint returns the emulator endpoint for o ("" = environment or
+// production).
+func (o Options) pubsubEndpoint() string { return o.PubSubHost }
+
+// project returns the Pub/Sub project.
+func (o Options) project() string {
+	if o.Project != "" {
+		return o.Project
+	}
+	return "beamthrottle-local"
+}
+
+// readSubscription is the Pub/Sub source: PCollection<Element>.
+func readSubscription(s beam.Scope, o Options) (beam.PCollection, error) {
+	msgs, err := pubsubio.TryRead(s, pubsubio.ReadConfig{
+		Project:      o.project(),
+		Subscription: o.Subscription,
+		Endpoint:     o.pubsubEndpoint(),
+		IdleTimeout:  o.IdleTimeout,
+	})
+	if err != nil {
+		return beam.PCollection{}, fmt.Errorf("--subscription: %w", err)
+	}
+	return beam.ParDo(s, messageToElement, msgs), nil
+}
+
+// publish writes msgs to topic and sends the messages Pub/Sub can never
+// accept to the error file sink.
+func publish(s beam.Scope, o Options, topic string, msgs beam.PCollection) error {
+	rejected, err := pubsubio.TryPublish(s, pubsubio.PublishConfig{
+		Project:  o.project(),
+		Topic:    topic,
+		Endpoint: o.pubsubEndpoint(),
+		Timeout:  o.PublishTimeout,
+	}, msgs)
+	if err != nil {
+		return err
+	}
+	lines := beam.ParDo(s, formatRejected, rejected)
+	if o.OutputPrefix != "" {
+		WriteLines(s, o.OutputPrefix, OutErrors, lines)
+	}
+	beam.ParDo0(s, &countFn{Name: "dead_letter_rejected"}, rejected)
+	return nil
+}

@@ -1,0 +1,141 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle"
+)
+
+func init() {
+	register.DoFn5x0[context.Context, Element, func(Element), func(Element), func(throttle.Record)](&parkFn{})
+	register.Function1x2[Element, string, error](formatParked)
+	register.Function1x1[Element, pubsubio.Message](parkedMessage)
+	register.DoFn2x0[context.Context, beam.T](&countFn{})
+}
+
+// Counters of the pipeline itself (namespace beamthrottle.pipeline).
+var (
+	parkedCounter      = beam.NewCounter(metricsNamespace, OutParked)
+	reprocessedCounter = beam.NewCounter(metricsNamespace, "reprocessed")
+	malformedCounter   = beam.NewCounter(metricsNamespace, "malformed")
+)
+
+// AttrParkedReason is added to a parked message's attributes.
+const AttrParkedReason = "parked_reason"
+
+// Reprocess adds the reprocessing pipeline to s: it reads the dead-letter
+// subscription o.Subscription and sends each payload through the throttle
+// again to the normal outputs. The payload reaching the caller is the
+// original one (no re-wrapping); its "attempts" attribute is carried
+// forward and incremented. A message whose attempts reached
+// o.MaxTotalAttempts is not called again but parked (o.ParkedTopic, else
+// files <output_prefix>parked-*.jsonl) with all its attributes, so nothing
+// loops forever and nothing is lost. A message with a malformed attempts
+// attribute goes to the errors output. With o.IdleTimeout > 0 the run
+// drains the subscription and stops once it has been idle that long.
+func Reprocess(s beam.Scope, o Options) (Outputs, error) {
+	s = s.Scope("pipeline.Reprocess")
+	if o.Subscription == "" {
+		return Outputs{}, fmt.Errorf("--subscription: reprocessing reads the dead-letter subscription; none given")
+	}
+	in, err := readSubscription(s, o)
+	if err != nil {
+		return Outputs{}, err
+	}
+	again, parked, malformed := beam.ParDo3(s, &parkFn{MaxTotalAttempts: o.MaxTotalAttempts}, in)
+	if o.ParkedTopic != "" {
+		if err := publish(s, o, o.ParkedTopic, beam.ParDo(s, parkedMessage, parked)); err != nil {
+			return Outputs{}, fmt.Errorf("--parked_topic: %w", err)
+		}
+	} else {
+		WriteLines(s, o.OutputPrefix, OutParked, beam.ParDo(s, formatParked, parked))
+	}
+	return throttleAndWrite(s, again, o, malformed)
+}
+
+// parkFn splits reprocessed elements: those to try again, those past the
+// attempt cap (parked) and those whose attempts attribute is malformed.
+type parkFn struct {
+	MaxTotalAttempts int
+}
+
+func (f *parkFn) ProcessElement(ctx context.Context, e Element, again, parked func(Element), malformed func(throttle.Record)) {
+	reprocessedCounter.Inc(ctx, 1)
+	switch {
+	case e.Attempts < 0:
+		malformedCounter.Inc(ctx, 1)
+		addProgress(OutErrors, 1)
+		malformed(throttle.Record{
+			Input:   mustJSON(Element{Data: e.Data, MessageID: e.MessageID}),
+			Error:   fmt.Sprintf("pipeline: dead-letter message %s has a malformed %q attribute %q", e.MessageID, AttrAttempts, e.Attributes[AttrAttempts]),
+			Outcome: throttle.OutcomeError,
+		})
+	case e.Attempts >= f.MaxTotalAttempts:
+		parkedCounter.Inc(ctx, 1)
+		addProgress(OutParked, 1)
+		parked(e)
+	default:
+		again(e)
+	}
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // Element always marshals
+	}
+	return b
+}
+
+// parkedJSON is a line of the parked file sink.
+type parkedJSON struct {
+	Input      string            `json:"input"`
+	Encoding   string            `json:"input_encoding,omitempty"`
+	MessageID  string            `json:"message_id,omitempty"`
+	Attempts   int               `json:"attempts"`
+	Reason     string            `json:"reason"`
+	Attributes map[string]string `json:"attributes,omitempty"`
+}
+
+func parkReason(e Element) string {
+	return fmt.Sprintf("%d attempts reached --max_total_attempts", e.Attempts)
+}
+
+func formatParked(e Element) (string, error) {
+	j := parkedJSON{MessageID: e.MessageID, Attempts: e.Attempts, Reason: parkReason(e), Attributes: e.Attributes}
+	j.Input, j.Encoding = textOrBase64(e.Data)
+	b, err := json.Marshal(j)
+	return string(b), err
+}
+
+// parkedMessage is a parked element as a message: the payload unchanged
+// with all its attributes, plus the reason.
+func parkedMessage(e Element) pubsubio.Message {
+	attrs := make(map[string]string, len(e.Attributes)+1)
+	for k, v := range e.Attributes {
+		attrs[k] = v
+	}
+	if len(attrs) < pubsubio.MaxAttributes {
+		attrs[AttrParkedReason] = parkReason(e)
+	}
+	return pubsubio.Message{Data: e.Data, Attributes: attrs}
+}
+
+// countFn counts its input elements in a pipeline counter.
+type countFn struct {
+	Name string
+	c    beam.Counter
+}
+
+func (f *countFn) ProcessElement(ctx context.Context, _ beam.T) {
+	if f.c == (beam.Counter{}) {
+		f.c = beam.NewCounter(metricsNamespace, f.Name)
+	}
+	f.c.Inc(ctx, 1)
+}
