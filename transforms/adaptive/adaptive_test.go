@@ -270,6 +270,9 @@ func TestEnumStrings(t *testing.T) {
 		{adaptive.Throttled.String(), "Throttled"},
 		{adaptive.Failed.String(), "Failed"},
 		{adaptive.Outcome(-1).String(), "Outcome(-1)"},
+		{adaptive.ModeSRE.String(), "SRE"},
+		{adaptive.ModePaced.String(), "Paced"},
+		{adaptive.Mode(5).String(), "Mode(5)"},
 	}
 	for _, tc := range tests {
 		if tc.got != tc.want {
@@ -278,10 +281,21 @@ func TestEnumStrings(t *testing.T) {
 	}
 }
 
+// modeConfigs are one configuration of each mode and window, for the
+// tests and benchmarks that cover them all.
+var modeConfigs = []struct {
+	name string
+	cfg  adaptive.Config
+}{
+	{"FixedReset", adaptive.Config{Window: adaptive.FixedReset}},
+	{"Sliding", adaptive.Config{Window: adaptive.Sliding}},
+	{"Paced", adaptive.Config{Mode: adaptive.ModePaced}},
+}
+
 func TestDecideRecordZeroAllocs(t *testing.T) {
-	for _, w := range []adaptive.Window{adaptive.FixedReset, adaptive.Sliding} {
-		t.Run(w.String(), func(t *testing.T) {
-			th := mustNew(t, adaptive.Config{Window: w}, nil)
+	for _, mc := range modeConfigs {
+		t.Run(mc.name, func(t *testing.T) {
+			th := mustNew(t, mc.cfg, nil)
 			now := t0
 			i := 0
 			allocs := testing.AllocsPerRun(1000, func() {
@@ -291,6 +305,7 @@ func TestDecideRecordZeroAllocs(t *testing.T) {
 				}
 				th.Probability(now)
 				th.Counts(now)
+				th.RecordRetryAfter(now, time.Duration(i%3)*time.Second)
 				i++
 			})
 			if allocs != 0 {
@@ -300,10 +315,13 @@ func TestDecideRecordZeroAllocs(t *testing.T) {
 	}
 }
 
+// BenchmarkDecideRecord measures one decision and the record of its outcome
+// (a third each accepted, throttled and failed), a millisecond apart, in
+// each mode.
 func BenchmarkDecideRecord(b *testing.B) {
-	for _, w := range []adaptive.Window{adaptive.FixedReset, adaptive.Sliding} {
-		b.Run(w.String(), func(b *testing.B) {
-			th := mustNew(b, adaptive.Config{Window: w}, nil)
+	for _, mc := range modeConfigs {
+		b.Run(mc.name, func(b *testing.B) {
+			th := mustNew(b, mc.cfg, nil)
 			now := t0
 			i := 0
 			b.ReportAllocs()
@@ -313,6 +331,28 @@ func BenchmarkDecideRecord(b *testing.B) {
 					th.Record(now, adaptive.Outcome(i%3))
 				}
 				i++
+			}
+		})
+	}
+}
+
+// BenchmarkDecide measures a decision alone, in each mode, with the backend
+// throttling half of the requests so that ModePaced limits.
+func BenchmarkDecide(b *testing.B) {
+	for _, mc := range modeConfigs {
+		b.Run(mc.name, func(b *testing.B) {
+			th := mustNew(b, mc.cfg, nil)
+			now := t0
+			for i := range 2000 { // into the limited regime
+				now = now.Add(time.Millisecond)
+				if allow, _ := th.Decide(now); allow {
+					th.Record(now, adaptive.Outcome(i%2))
+				}
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				now = now.Add(time.Microsecond)
+				th.Decide(now)
 			}
 		})
 	}

@@ -53,18 +53,32 @@ const (
 	// overload it lets about K times the accepted rate through, so with
 	// K = 2 about half of the requests sent are rejected by the backend.
 	ModeSRE Mode = iota
-	// ModePaced sends at most at a paced rate, enforced by a token bucket,
-	// and adjusts the rate once per Config.Interval from the backend's
-	// answers: it keeps the share of sent requests that the backend rejects
-	// near Config.TargetWaste, probing upward (10 % per interval) while the
-	// backend accepts everything and the pace is what limits, and cutting
-	// to the accepted rate (at most halving per interval) when the backend
-	// rejects more. It does not limit at all until the backend first
-	// rejects more than the target share, so a backend that is never
-	// overloaded never sees a request rejected locally. After the rate has
-	// collapsed (an outage) it climbs back four times faster per interval
-	// up to the highest accepted rate seen recently. It honours long
-	// Retry-After answers passed to [Throttler.RecordRetryAfter].
+	// ModePaced sends at most at a paced rate, enforced by a token bucket
+	// (Config.Burst deep), and does not limit at all until the backend first
+	// rejects more than Config.TargetWaste of the requests sent in a control
+	// interval (Config.Interval): a backend that is never overloaded never
+	// sees a request rejected locally. From then on, at the end of every
+	// interval in which the pace limited or the backend rejected more than
+	// the target share, the log of the rate moves by 2.5·(TargetWaste − w),
+	// w being the share the backend rejected: an integral controller that
+	// keeps the backend's rejections at the target share on average, for
+	// one group or several sharing a backend, while probing upward by
+	// 2.5·TargetWaste (6.25 %) per clean interval. An interval cuts the rate
+	// by at most half (to a quarter if nothing was accepted). A group that
+	// usually sees rejections and then sees three clean intervals in a row
+	// takes it as a sign of more capacity and probes faster (10 %, 20 %,
+	// then 30 % per interval). After an outage (three intervals in which
+	// nothing was accepted) the rate, kept at Config.MinRate meanwhile,
+	// climbs back eight-fold per interval to the pace the backend coped
+	// with before. When the demand falls sharply (a burst ends), the pacer
+	// stops limiting and learns again. Long Retry-After answers passed to
+	// [Throttler.RecordRetryAfter] block sending.
+	//
+	// The controller uses the share of answers rejected, never rates
+	// measured over an interval (except to pick the first rate), so it
+	// copes with calls that arrive in batches: in a batch loop set
+	// Config.Interval to the batch interval and Config.Burst to at least
+	// that.
 	//
 	// K, Window and the window lengths still define the window reported by
 	// Counts, but do not influence decisions. Decide does not use the random

@@ -38,6 +38,20 @@ func TestValidate(t *testing.T) {
 		{"MaxBuckets buckets", adaptive.Config{Window: adaptive.Sliding, WindowSize: adaptive.MaxBuckets * time.Millisecond, Bucket: time.Millisecond}, ""},
 		{"too many buckets", adaptive.Config{Window: adaptive.Sliding, WindowSize: adaptive.MaxBuckets*time.Millisecond + 1, Bucket: time.Millisecond}, "Bucket"},
 		{"nanosecond buckets", adaptive.Config{Window: adaptive.Sliding, WindowSize: time.Hour, Bucket: 1}, "Bucket"},
+		{"paced defaults", adaptive.Config{Mode: adaptive.ModePaced}, ""},
+		{"paced all set", adaptive.Config{Mode: adaptive.ModePaced, TargetWaste: 0.5, Interval: time.Second,
+			Burst: 2 * time.Second, MinRate: 0.1}, ""},
+		{"unknown Mode", adaptive.Config{Mode: 2}, "Mode"},
+		{"negative Mode", adaptive.Config{Mode: -1}, "Mode"},
+		{"TargetWaste negative", adaptive.Config{Mode: adaptive.ModePaced, TargetWaste: -0.1}, "TargetWaste"},
+		{"TargetWaste too high", adaptive.Config{Mode: adaptive.ModePaced, TargetWaste: 0.6}, "TargetWaste"},
+		{"TargetWaste NaN", adaptive.Config{Mode: adaptive.ModePaced, TargetWaste: math.NaN()}, "TargetWaste"},
+		{"TargetWaste ignored by SRE", adaptive.Config{TargetWaste: 7}, ""},
+		{"negative Interval", adaptive.Config{Mode: adaptive.ModePaced, Interval: -time.Second}, "Interval"},
+		{"negative Burst", adaptive.Config{Mode: adaptive.ModePaced, Burst: -time.Second}, "Burst"},
+		{"MinRate negative", adaptive.Config{Mode: adaptive.ModePaced, MinRate: -1}, "MinRate"},
+		{"MinRate +Inf", adaptive.Config{Mode: adaptive.ModePaced, MinRate: math.Inf(1)}, "MinRate"},
+		{"MinRate NaN", adaptive.Config{Mode: adaptive.ModePaced, MinRate: math.NaN()}, "MinRate"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -90,6 +104,24 @@ func TestWithDefaults(t *testing.T) {
 			cfg:  adaptive.Config{K: -3, ResetInterval: -1},
 			want: adaptive.Config{K: -3, ResetInterval: -1, WindowSize: 2 * time.Minute, Bucket: time.Second},
 		},
+		{
+			name: "paced",
+			cfg:  adaptive.Config{Mode: adaptive.ModePaced},
+			want: adaptive.Config{K: 2, ResetInterval: time.Minute, WindowSize: 2 * time.Minute, Bucket: time.Second,
+				Mode: adaptive.ModePaced, TargetWaste: adaptive.DefaultTargetWaste, Interval: adaptive.DefaultInterval,
+				Burst: adaptive.DefaultBurst, MinRate: adaptive.DefaultMinRate},
+		},
+		{
+			name: "paced set fields kept",
+			cfg:  adaptive.Config{Mode: adaptive.ModePaced, TargetWaste: 0.01, Interval: 2 * time.Second, Burst: 3 * time.Second, MinRate: 0.5},
+			want: adaptive.Config{K: 2, ResetInterval: time.Minute, WindowSize: 2 * time.Minute, Bucket: time.Second,
+				Mode: adaptive.ModePaced, TargetWaste: 0.01, Interval: 2 * time.Second, Burst: 3 * time.Second, MinRate: 0.5},
+		},
+		{
+			name: "paced fields untouched in SRE mode",
+			cfg:  adaptive.Config{TargetWaste: 0},
+			want: adaptive.Config{K: 2, ResetInterval: time.Minute, WindowSize: 2 * time.Minute, Bucket: time.Second},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -131,5 +163,35 @@ func TestNilRandReproducible(t *testing.T) {
 	}
 	if cmp.Equal(run(1), run(2)) {
 		t.Errorf("got identical decisions for Seed 1 and 2, want different")
+	}
+}
+
+func TestParseMode(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    adaptive.Mode
+		wantErr bool
+	}{
+		{"", adaptive.ModeSRE, false},
+		{"sre", adaptive.ModeSRE, false},
+		{"SRE", adaptive.ModeSRE, false},
+		{"paced", adaptive.ModePaced, false},
+		{"Paced", adaptive.ModePaced, false},
+		{"PACED", adaptive.ModePaced, false},
+		{"aimd", 0, true},
+	}
+	for _, tc := range tests {
+		got, err := adaptive.ParseMode(tc.in)
+		if got != tc.want || (err != nil) != tc.wantErr {
+			t.Errorf("ParseMode(%q) = %v, %v; want %v, error %v", tc.in, got, err, tc.want, tc.wantErr)
+		}
+		if err != nil && !strings.HasPrefix(err.Error(), "adaptive: Mode ") {
+			t.Errorf("ParseMode(%q) error %q, want it to begin with %q", tc.in, err, "adaptive: Mode ")
+		}
+	}
+	for _, m := range []adaptive.Mode{adaptive.ModeSRE, adaptive.ModePaced} {
+		if got, err := adaptive.ParseMode(strings.ToLower(m.String())); got != m || err != nil {
+			t.Errorf("ParseMode(%q) = %v, %v; want %v, nil", strings.ToLower(m.String()), got, err, m)
+		}
 	}
 }

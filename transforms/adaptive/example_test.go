@@ -85,3 +85,40 @@ func ExampleLimiter() {
 	// Output:
 	// most requests rejected locally: true
 }
+
+// The paced mode in a batch loop: every second a batch of 100 requests, of
+// which a backend with a quota of 40 per second accepts the first 40. The
+// first batch goes out unthrottled; then the pace starts at what the backend
+// accepted plus the target share, and settles where the backend rejects
+// about that share (2.5 %).
+func ExampleThrottler_paced() {
+	th, err := adaptive.New(adaptive.Config{Mode: adaptive.ModePaced}, nil)
+	if err != nil {
+		panic(err)
+	}
+	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for s := range 6 {
+		sent, accepted := 0, 0
+		for range 100 {
+			if allow, _ := th.Decide(now); !allow {
+				continue
+			}
+			sent++
+			if sent <= 40 {
+				accepted++
+				th.Record(now, adaptive.Accepted)
+			} else {
+				th.Record(now, adaptive.Throttled)
+			}
+		}
+		fmt.Printf("second %d: sent %3d, accepted %d\n", s, sent, accepted)
+		now = now.Add(time.Second)
+	}
+	// Output:
+	// second 0: sent 100, accepted 40
+	// second 1: sent  41, accepted 40
+	// second 2: sent  41, accepted 40
+	// second 3: sent  41, accepted 40
+	// second 4: sent  41, accepted 40
+	// second 5: sent  41, accepted 40
+}

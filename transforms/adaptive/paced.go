@@ -5,51 +5,67 @@ import (
 	"time"
 )
 
-// Tuning of ModePaced that is not configurable (variables while tuning).
-var (
-	// gain is the integral gain: each interval the log of the rate moves by
-	// gain·(target − w), where w is the share the backend rejected. With
-	// gain 1 and one group, one step lands on the rate that wastes exactly
-	// the target share, since w ≈ ln(rate/capacity) for small overshoots.
-	gain     = 1.0
-	gainDown = 1.0
-	// A run of clean intervals (no rejection) accelerates the upward probe
-	// once it is longer, by accelMargin, than any this group has seen
-	// recently (the longest run fades by longestFade per interval). Groups
-	// that share a backend are not alike: one whose batches come when the
-	// backend has just refilled rarely sees a rejection, even when the
-	// others see many; only groups that normally see rejections soon can
-	// take a long clean run as news. The probe is then accelBase and
-	// doubles with every further clean interval, up to maxProbe (logs of
-	// growth factors).
-	accelMargin int64 = 2
-	longestFade       = 0.98
-	accelBase         = 0.05
-	maxProbe          = 0.26236426446749106 // ln(1.3)
+// Tuning of ModePaced that is not configurable. It was chosen on the
+// simulator in package sim (docs/sim/results.md), for one group and for
+// eight groups sharing a backend.
+const (
+	// gain is the integral gain: at the end of every control interval in
+	// which the pace limited or the backend rejected more than the target
+	// share, the log of the rate moves by gain·(TargetWaste − w), where w is
+	// the share of answers that the backend rejected. A clean interval thus
+	// grows the rate by gain·TargetWaste (6.25 % by default), and the share
+	// of rejected requests settles near the target, for one group or
+	// several sharing a backend (each group's average share of rejected
+	// answers per interval settles at the target).
+	gain = 2.5
+	// An interval may cut the rate by at most half, or to a quarter if the
+	// backend accepted nothing in it.
+	maxCut  = 0.5
+	darkCut = 0.25
+	// A group that the backend usually rejects something from (in at least
+	// hitShareToAccelerate of its recent limited intervals, averaged over
+	// about hitMemory intervals) takes accelAfter clean intervals in a row as
+	// a sign that capacity grew, and then probes faster: accelBase, doubling
+	// every interval, up to maxProbe (logs of growth factors; 10 %, 20 %,
+	// 30 %). Groups that rarely see a rejection do not accelerate: when
+	// several groups share a backend, a group whose batches come just after
+	// the backend refilled sees long clean runs while the others take its
+	// rejections, and would crowd them out.
+	hitShareToAccelerate float64 = 0.6
+	hitMemory            float64 = 8
+	accelAfter           int64   = 3
+	accelBase            float64 = 0.1
+	maxProbe             float64 = 0.26236426446749106 // ln(1.3)
 	// After darkIntervals intervals in a row in which the backend accepted
 	// nothing (an outage), the rate climbs back to the pace the backend
 	// coped with before, recoveryFactor times higher per interval.
-	darkIntervals  int64 = 3
-	recoveryFactor       = 4.0
-	// goodDecay is how much the remembered accepted rate fades per interval
-	// under overload, so that it follows a lowered quota.
+	darkIntervals  int64   = 3
+	recoveryFactor float64 = 8
+	// goodDecay is how much the remembered pace fades per interval in which
+	// the backend rejected more than the target share but accepted some.
 	goodDecay = 0.9
+	// demandMemory is the number of intervals the demand average spans; a
+	// demand below half of it, and lower by more than three Poisson
+	// standard deviations, ends limiting.
+	demandMemory = 8.0
+	// maxStreak bounds the count of clean intervals in a row.
+	maxStreak int64 = 1 << 20
+	// maxRate bounds the paced rate (requests per second) and MinRate.
+	maxRate = 1e12
 )
 
-// maxRate bounds the paced rate (requests per second) and MinRate.
-const maxRate = 1e12
-
 // pacer is the ModePaced state of a Throttler. Its fields mirror those of
-// State with the same names; times are Unix nanoseconds, rates requests per
-// second.
+// State; times are Unix nanoseconds, rates requests per second.
 type pacer struct {
 	limited bool    // false until the backend first rejects more than the target
 	rate    float64 // paced rate while limited
 	tokens  float64 // token bucket level
 	last    int64   // time of the last refill
-	good    float64 // highest pace the backend coped with recently, for the recovery
+	good    float64 // pace the backend coped with before it went dark
 	streak  int64   // limited intervals in a row without a rejection
-	longest float64 // longest recent streak that ended in a rejection, fading
+	hit     float64 // share of recent limited intervals with a rejection
+	runHit  float64 // hit when the current clean run began
+	demand  float64 // average decisions per second, recent
 	climb   bool    // climbing back to good after the backend went dark
 	dark    int64   // intervals in a row in which the backend accepted nothing
 	blocked int64   // Retry-After: no request is sent before this time
@@ -93,11 +109,12 @@ func (t *Throttler) pacedAdvance(n int64) {
 
 // adjust updates the rate at the end of an interval of dt seconds.
 //
-// Apart from the first limit, it uses only the share w of answers that the
+// Apart from the first limit, it uses only the share of answers that the
 // backend rejected, never rates measured over the interval: in a batch loop
 // an interval may hold one batch and a half, or half of one.
 func (t *Throttler) adjust(dt float64) {
 	pc := &t.pc
+	defer t.noteDemand(dt)
 	answers := pc.accepted + pc.throttled
 	if answers == 0 {
 		return // nothing learnt
@@ -111,12 +128,15 @@ func (t *Throttler) adjust(dt float64) {
 			// Start at the rate that would have wasted just the target share.
 			pc.limited = true
 			pc.rate = t.clampRate(float64(pc.accepted) / dt / (1 - target))
-			pc.streak, pc.longest = 0, 0
 			pc.tokens = t.bucketDepth() // the next batch may go out at once
+			pc.streak, pc.hit, pc.runHit, pc.climb, pc.dark = 0, 1, 1, false, 0
 		}
 	case overloaded:
-		// Integral step down, at most halving.
-		pc.rate = t.clampRate(max(pc.rate*math.Exp(gainDown*(target-w)), pc.rate/2))
+		floor := maxCut
+		if pc.accepted == 0 {
+			floor = darkCut
+		}
+		pc.rate = t.clampRate(max(pc.rate*math.Exp(gain*(target-w)), pc.rate*floor))
 		pc.climb = false
 		if pc.accepted > 0 {
 			pc.good *= goodDecay
@@ -125,26 +145,31 @@ func (t *Throttler) adjust(dt float64) {
 			pc.dark = min(pc.dark+1, maxStreak)
 		}
 		t.noteInterval(true)
+	case t.demandDropped(dt):
+		// The load fell sharply: whatever limited it may be over. Stop
+		// limiting; the next overloaded interval limits again, after at
+		// most the new, lower demand was sent.
+		pc.limited, pc.climb, pc.dark, pc.streak = false, false, 0, 0
 	case pc.rejected > 0:
 		// The pace limited and the backend coped.
 		t.noteInterval(pc.throttled > 0)
 		if w == 0 && (pc.climb || pc.dark >= darkIntervals) && pc.rate < pc.good {
-			// Climb back fast to the pace the backend coped with before
-			// it went dark.
+			// Climb back to the pace the backend coped with before it
+			// went dark.
 			pc.rate = t.clampRate(min(recoveryFactor*pc.rate, pc.good))
 			pc.climb, pc.dark = true, 0
 			break
 		}
 		pc.good = max(pc.good, pc.rate)
-		pc.dark = 0
-		pc.climb = false
+		pc.climb, pc.dark = false, 0
 		step := gain * (target - w)
-		if ok, over := t.accelerating(); ok {
-			step = max(step, min(maxProbe, accelBase*float64(uint64(1)<<min(over, 32))))
+		if w == 0 && pc.runHit >= hitShareToAccelerate && pc.streak >= accelAfter {
+			step = max(step, min(maxProbe, accelBase*math.Exp2(float64(min(pc.streak-accelAfter, 32)))))
 		}
 		pc.rate = t.clampRate(pc.rate * math.Exp(step))
 	default:
-		pc.streak, pc.climb = 0, false
+		// Demand within the pace, and the backend coped: nothing learnt.
+		pc.climb, pc.dark = false, 0
 	}
 	pc.tokens = min(pc.tokens, t.bucketDepth())
 }
@@ -152,25 +177,32 @@ func (t *Throttler) adjust(dt float64) {
 // noteInterval counts a limited interval, with or without a rejection.
 func (t *Throttler) noteInterval(hit bool) {
 	pc := &t.pc
-	pc.longest *= longestFade
-	if hit {
-		pc.longest = max(pc.longest, float64(pc.streak))
-		pc.streak = 0
-	} else {
+	if !hit {
 		pc.streak = min(pc.streak+1, maxStreak)
+		pc.hit -= pc.hit / hitMemory
+		return
 	}
+	pc.streak = 0
+	pc.hit += (1 - pc.hit) / hitMemory
+	pc.runHit = pc.hit
 }
 
-// accelerating reports whether the current clean run is long enough, for
-// this group, to accelerate the probe, and by how many intervals.
-func (t *Throttler) accelerating() (bool, int64) {
+// demandDropped reports whether the demand (decisions) of the interval
+// ending, dt seconds long, is less than half the recent average and lower by
+// more than three standard deviations of a Poisson count.
+func (t *Throttler) demandDropped(dt float64) bool {
 	pc := &t.pc
-	over := pc.streak - int64(math.Ceil(pc.longest)) - accelMargin
-	return over >= 0, over
+	avg := pc.demand * dt // expected decisions in dt
+	d := float64(pc.sent + pc.rejected)
+	return d < avg/2 && avg-d > 3*math.Sqrt(avg)
 }
 
-// maxStreak bounds pacer.streak.
-const maxStreak = 64
+// noteDemand folds the demand of the interval ending into the average.
+func (t *Throttler) noteDemand(dt float64) {
+	pc := &t.pc
+	d := float64(pc.sent+pc.rejected) / dt
+	pc.demand = min(maxRate, pc.demand+(d-pc.demand)/demandMemory)
+}
 
 // clampRate bounds a rate to [MinRate, maxRate].
 func (t *Throttler) clampRate(r float64) float64 {

@@ -48,19 +48,24 @@ type State struct {
 	// Tokens is the token bucket level at time Refilled.
 	Tokens   float64
 	Refilled int64
-	// Good is the highest accepted rate seen recently.
+	// Good is the highest pace the backend coped with lately (it fades under
+	// overload); after an outage the rate climbs back to it.
 	Good float64
-	// Streak counts the limited control intervals in a row without a
-	// rejection, and Longest is the longest recent Streak, fading. Climb
-	// reports a fast climb back to Good after a collapse.
-	Streak  int64
-	Longest float64
-	Climb   bool
-	// Dark counts the control intervals in a row in which the backend
-	// accepted nothing.
-	Dark int64
 	// BlockedUntil is when a Retry-After stops blocking; 0 if none.
 	BlockedUntil int64
+	// Streak counts the limited control intervals in a row without a
+	// rejection; Hit is the share of recent limited intervals with one, and
+	// RunHit was Hit when the current run of clean intervals began.
+	Streak int64
+	Hit    float64
+	RunHit float64
+	// Climb reports a climb back to Good after the backend went dark, and
+	// Dark counts the control intervals in a row in which it accepted
+	// nothing.
+	Climb bool
+	Dark  int64
+	// Demand is the recent average of decisions per second.
+	Demand float64
 	// IntervalStart is the start of the current control interval, and
 	// Sent, Rejected, IntervalAccepted and IntervalThrottled are the
 	// requests allowed and rejected locally and the answers counted as
@@ -95,7 +100,8 @@ func (t *Throttler) State() State {
 		pc := &t.pc
 		s.Limited, s.Rate, s.Tokens, s.Refilled = pc.limited, pc.rate, pc.tokens, pc.last
 		s.Good, s.BlockedUntil, s.IntervalStart = pc.good, pc.blocked, pc.ivStart
-		s.Streak, s.Longest, s.Climb, s.Dark = pc.streak, pc.longest, pc.climb, pc.dark
+		s.Streak, s.Hit, s.RunHit = pc.streak, pc.hit, pc.runHit
+		s.Climb, s.Dark, s.Demand = pc.climb, pc.dark, pc.demand
 		s.Sent, s.Rejected, s.IntervalAccepted, s.IntervalThrottled = pc.sent, pc.rejected, pc.accepted, pc.throttled
 		s.PrevDecisions, s.PrevRejected = pc.prevDecisions, pc.prevRejected
 	}
@@ -156,7 +162,8 @@ func (t *Throttler) SetState(s State) error {
 		t.pc = pacer{
 			limited: s.Limited, rate: s.Rate, tokens: s.Tokens, last: s.Refilled,
 			good: s.Good, blocked: s.BlockedUntil, ivStart: s.IntervalStart,
-			streak: min(s.Streak, maxStreak), longest: min(s.Longest, maxStreak), climb: s.Climb, dark: min(s.Dark, maxStreak),
+			streak: min(s.Streak, maxStreak), hit: min(s.Hit, 1), runHit: min(s.RunHit, 1),
+			climb: s.Climb, dark: min(s.Dark, maxStreak), demand: min(s.Demand, maxRate),
 			sent: s.Sent, rejected: s.Rejected, accepted: s.IntervalAccepted, throttled: s.IntervalThrottled,
 			prevDecisions: s.PrevDecisions, prevRejected: s.PrevRejected,
 		}
@@ -207,7 +214,7 @@ func (s State) check() error {
 	if s.Mode != int64(ModeSRE) && s.Mode != int64(ModePaced) {
 		return fmt.Errorf("%w: unknown Mode %d", ErrInvalidState, s.Mode)
 	}
-	for _, f := range [...]float64{s.Rate, s.Tokens, s.Good, s.Longest} {
+	for _, f := range [...]float64{s.Rate, s.Tokens, s.Good, s.Hit, s.RunHit, s.Demand} {
 		if !(f >= 0) || math.IsInf(f, 1) {
 			return fmt.Errorf("%w: paced rates and tokens must be finite and not negative, got %v", ErrInvalidState, f)
 		}
