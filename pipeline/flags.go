@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle"
 )
 
@@ -59,6 +60,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.IntVar(&o.Groups, "groups", throttle.DefaultGroups, "Number of throttle groups (parallelism; each has its own throttle state).")
 	fs.IntVar(&o.BatchSize, "batch_size", throttle.DefaultBatchSize, "Max elements a group processes per batch interval.")
 	fs.DurationVar(&o.BatchInterval, "batch_interval", throttle.DefaultBatchInterval, "How often a group with buffered elements processes a batch.")
+	fs.StringVar(&o.Mode, "throttle_mode", "sre", "Throttle algorithm: sre (SRE adaptive throttle, the default) or paced (keeps backend rejections near 2.5%, recovers in seconds).")
 	fs.Float64Var(&o.K, "k", throttle.DefaultK, "SRE throttle multiplier K (> 0): the client sends at most about K times what the backend accepts.")
 	fs.StringVar(&o.Window, "window", "fixed", "Throttle counter window: fixed (reset every --reset_interval) or sliding (--window_size in --bucket buckets).")
 	fs.DurationVar(&o.ResetInterval, "reset_interval", throttle.DefaultResetInterval, "Fixed window: how often the counters are zeroed.")
@@ -146,6 +148,9 @@ func (o Options) Validate() error {
 		}
 	default:
 		bad("window", "want fixed or sliding, got %q", o.Window)
+	}
+	if _, err := adaptive.ParseMode(o.Mode); err != nil {
+		bad("throttle_mode", "want sre or paced, got %q", o.Mode)
 	}
 	if _, err := throttle.ParseStrategy(o.Strategy); err != nil {
 		bad("strategy", "want route, drop or retry, got %q", o.Strategy)

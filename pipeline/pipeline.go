@@ -43,6 +43,7 @@ type Options struct {
 	CallerOptions CallerOptions
 
 	// Throttle.
+	Mode              string // "sre" (default) or "paced"
 	Groups            int
 	BatchSize         int
 	BatchInterval     time.Duration
@@ -78,6 +79,13 @@ func (o Options) throttleOptions() ([]throttle.Option, error) {
 		return nil, err
 	}
 	ac := adaptive.Config{K: o.K, CountFailuresAsRejects: o.FailuresAsRejects}
+	if o.Mode != "" {
+		m, err := adaptive.ParseMode(o.Mode)
+		if err != nil {
+			return nil, fmt.Errorf("--throttle_mode: %w", err)
+		}
+		ac.Mode = m
+	}
 	switch o.Window {
 	case "", "fixed":
 		ac.Window = adaptive.FixedReset

@@ -19,6 +19,7 @@ import (
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
 	"github.com/beamthrottle/beamthrottle/testserver"
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
 func init() {
@@ -259,4 +260,40 @@ func TestOverQuota(t *testing.T) {
 		t.Errorf("accepted %d over %d busy seconds, want within [%d, %d]", st.Accepted, busy, lo, hi)
 	}
 	t.Logf("outputs %v; server %d accepted, %d rejected over %d seconds", got, st.Accepted, st.Rejected, busy)
+}
+
+// TestPacedModeWastesLess runs the over-quota scenario of TestOverQuota in
+// both modes: the paced mode must send far fewer calls the backend rejects
+// (waste = rejected / sent) than the SRE mode, and still account for every
+// element.
+func TestPacedModeWastesLess(t *testing.T) {
+	const n, quota = 3000, 100
+	waste := map[adaptive.Mode]float64{}
+	for _, mode := range []adaptive.Mode{adaptive.ModeSRE, adaptive.ModePaced} {
+		srv, err := testserver.NewServer(testserver.Config{Quota: quota, Period: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, s := beam.NewPipelineWithRoot()
+		Adaptive(s, generate(s, n), &clientcall.HTTP{URL: srv.Endpoint()}, WithMode(mode),
+			WithGroups(2), WithBatchSize(50), WithBatchInterval(50*time.Millisecond))
+		res := runPipeline(t, p, false)
+		srv.Close()
+		st := srv.Handler.Stats()
+		var sum int64
+		for _, m := range []string{MetricAccepted, MetricClientThrottled, MetricServerThrottled, MetricErrors} {
+			sum += counter(t, res, m)
+		}
+		if sum != n {
+			t.Errorf("%v: outputs add up to %d, want %d", mode, sum, n)
+		}
+		if st.Accepted == 0 {
+			t.Errorf("%v: nothing accepted", mode)
+		}
+		waste[mode] = float64(st.Rejected) / float64(st.Accepted+st.Rejected)
+		t.Logf("%v: server %d accepted, %d rejected (waste %.1f%%)", mode, st.Accepted, st.Rejected, 100*waste[mode])
+	}
+	if waste[adaptive.ModePaced] >= waste[adaptive.ModeSRE]/2 {
+		t.Errorf("paced waste %.1f%%, SRE waste %.1f%%: want paced below half of SRE", 100*waste[adaptive.ModePaced], 100*waste[adaptive.ModeSRE])
+	}
 }

@@ -261,6 +261,9 @@ func (f *throttleFn) runWave(ctx context.Context, key string, now func() time.Ti
 			continue
 		case clientcall.Throttled:
 			f.thr.Record(tnow, adaptive.Throttled)
+			if ra, ok := clientcall.RetryAfter(c.res.err); ok {
+				f.thr.RecordRetryAfter(tnow, ra)
+			}
 		default:
 			f.thr.Record(tnow, adaptive.Failed)
 		}

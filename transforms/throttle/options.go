@@ -91,6 +91,19 @@ func defaultConfig() config {
 	}
 }
 
+// resolved fills defaults that depend on other options.
+func (c config) resolved() config {
+	if c.Adaptive.Mode == adaptive.ModePaced {
+		if c.Adaptive.Interval == 0 {
+			c.Adaptive.Interval = c.BatchInterval
+		}
+		if c.Adaptive.Burst == 0 {
+			c.Adaptive.Burst = c.BatchInterval
+		}
+	}
+	return c
+}
+
 func (c config) validate() error {
 	switch {
 	case c.Groups < 1:
@@ -158,6 +171,13 @@ func WithSlidingWindow(size, bucket time.Duration) Option {
 		c.Adaptive.Bucket = bucket
 	}
 }
+
+// WithMode selects the throttle algorithm: adaptive.ModeSRE (the default,
+// the SRE formula) or adaptive.ModePaced (a pacer that keeps the share of
+// calls the backend rejects near 2.5% and recovers within seconds; see
+// docs/sim/results.md for when to choose which). In paced mode the pacer's
+// control interval and burst default to the batch interval.
+func WithMode(m adaptive.Mode) Option { return func(c *config) { c.Adaptive.Mode = m } }
 
 // WithAdaptiveConfig sets the whole algorithm configuration at once.
 func WithAdaptiveConfig(ac adaptive.Config) Option { return func(c *config) { c.Adaptive = ac } }

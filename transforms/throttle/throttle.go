@@ -108,6 +108,7 @@ func TryAdaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) 
 	for _, o := range opts {
 		o(&cfg)
 	}
+	cfg = cfg.resolved()
 	if err := cfg.validate(); err != nil {
 		return Outputs{}, err
 	}
