@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"cloud.google.com/go/pubsub/v2/pstest"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
@@ -412,5 +415,41 @@ func TestOversizePayloadToErrorFile(t *testing.T) {
 	msgs, err := pubsubio.Drain(context.Background(), project, "dlq-sub", ps.Addr)
 	if err != nil || len(msgs) != 1 || string(msgs[0].Data) != `{"small":1}` {
 		t.Errorf("dead-letter topic: %d messages, %v; want only the small one", len(msgs), err)
+	}
+}
+
+// TestUniversalRunner starts a standalone Prism job server on a loopback
+// port and runs the pipeline through --runner=universal --endpoint=..., the
+// path Flink and Spark job servers use.
+func TestUniversalRunner(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := prism.CreateJobServer(ctx, prism.Options{Port: port}); err != nil {
+		t.Fatal(err)
+	}
+	for name, value := range map[string]string{
+		"runner": "universal", "endpoint": fmt.Sprintf("localhost:%d", port), "environment_type": "loopback",
+	} {
+		old := flag.Lookup(name).Value.String()
+		if err := flag.Set(name, value); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { flag.Set(name, old) })
+	}
+	o := baseOptions(t)
+	o.Generate = 500
+	o.Caller = "echo"
+	sum := run(t, o)
+	if sum.Success != 500 || sum.Total() != 500 {
+		t.Errorf("summary %+v, want 500 successes", sum)
+	}
+	if got := len(readLines(t, o.OutputPrefix, OutSuccess)); got != 500 {
+		t.Errorf("%d success lines, want 500", got)
 	}
 }

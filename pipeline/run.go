@@ -19,6 +19,7 @@ func Run(ctx context.Context, o Options, progressOut io.Writer, progressEvery ti
 	if _, err := Build(s, o); err != nil {
 		return Summary{}, err
 	}
+	resetProgress()
 	total := int64(o.Generate)
 	if total == 0 {
 		total = -1

@@ -213,6 +213,12 @@ var progress = map[string]*atomic.Int64{
 	OutSuccess: {}, OutClientThrottled: {}, OutServerThrottled: {}, OutErrors: {}, OutParked: {},
 }
 
+func resetProgress() {
+	for _, c := range progress {
+		c.Store(0)
+	}
+}
+
 func addProgress(name string, n int64) {
 	if c, ok := progress[name]; ok {
 		c.Add(n)

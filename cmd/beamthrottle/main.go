@@ -21,9 +21,11 @@ import (
 	"syscall"
 	"time"
 
+	"cloud.google.com/go/pubsub/v2/pstest"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/beamthrottle/beamthrottle/pipeline"
+	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
 	"github.com/beamthrottle/beamthrottle/testserver"
 )
 
@@ -39,7 +41,7 @@ func main() {
 	if *demo {
 		err = runDemo(ctx, *opts, os.Stdout, os.Stderr)
 	} else {
-		err = runPipeline(ctx, *opts, os.Stdout, os.Stderr)
+		_, err = runPipeline(ctx, *opts, os.Stdout, os.Stderr)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "beamthrottle:", err)
@@ -47,43 +49,63 @@ func main() {
 	}
 }
 
-func runPipeline(ctx context.Context, o pipeline.Options, stdout, stderr io.Writer) error {
+func runPipeline(ctx context.Context, o pipeline.Options, stdout, stderr io.Writer) (pipeline.Summary, error) {
 	if err := o.Validate(); err != nil {
-		return err
+		return pipeline.Summary{}, err
 	}
 	sum, err := pipeline.Run(ctx, o, stderr, 3*time.Second)
 	if err != nil {
-		return err
+		return sum, err
 	}
 	want := int64(-1)
-	if o.Generate > 0 {
+	switch {
+	case o.Generate > 0:
 		want = int64(o.Generate)
+	case o.Reprocess:
+		want = sum.Reprocessed
 	}
 	sum.WriteTable(stdout, want)
-	return nil
+	return sum, nil
 }
 
 // Demo settings: an offered load well above the quota.
 const (
 	demoElements = 5000
-	demoQuota    = 100 // requests per second
+	demoQuota    = 100 // requests per second in the first run
+	demoProject  = "beamthrottle-local"
+	demoDLQ      = "beamthrottle-dlq"
+	demoAgain    = "beamthrottle-dlq-again"
 )
 
-// runDemo starts the quota test server on loopback and runs the pipeline
-// against it on generated input, writing outputs under out/.
+// runDemo shows the whole loop on embedded defaults: a Pub/Sub emulator
+// (pstest) and the quota test server on loopback; a first run on generated
+// input with a low quota sends throttled payloads to the dead-letter topic;
+// the quota is raised; a reprocessing run drains the dead-letter
+// subscription. Every original element is accounted for exactly once.
 func runDemo(ctx context.Context, o pipeline.Options, stdout, stderr io.Writer) error {
 	srv, err := testserver.NewServer(testserver.Config{Quota: demoQuota, Period: time.Second})
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
-	if o.Generate == 0 && o.Input == "" && o.Subscription == "" {
+	ps := pstest.NewServerWithAddress("127.0.0.1:0")
+	defer ps.Close()
+	for _, topic := range []string{demoDLQ, demoAgain} {
+		if err := pubsubio.CreateTopic(ctx, demoProject, topic, ps.Addr); err != nil {
+			return err
+		}
+		if err := pubsubio.CreateSubscription(ctx, demoProject, topic, topic+"-sub", ps.Addr); err != nil {
+			return err
+		}
+	}
+
+	if o.Generate == 0 {
 		o.Generate = demoElements
 	}
 	if o.CallerOptions.URL == "" {
 		o.CallerOptions.URL = srv.Endpoint()
 	}
-	if o.OutputPrefix == "" {
+	if !isSet("output_prefix") {
 		o.OutputPrefix = "out/"
 	}
 	if !isSet("groups") {
@@ -98,24 +120,49 @@ func runDemo(ctx context.Context, o pipeline.Options, stdout, stderr io.Writer) 
 	if !isSet("window") {
 		o.Window, o.WindowSize, o.Bucket = "sliding", 10*time.Second, time.Second
 	}
-	// Start from an empty output directory so the files match this run.
-	for _, name := range []string{pipeline.OutSuccess, pipeline.OutClientThrottled, pipeline.OutServerThrottled, pipeline.OutErrors, pipeline.OutParked} {
-		old, _ := filepath.Glob(o.OutputPrefix + name + "-*.jsonl")
+	o.Project, o.PubSubHost, o.DeadLetterTopic = demoProject, ps.Addr, demoDLQ
+	first, second := o, o
+	first.OutputPrefix = o.OutputPrefix + "run1/"
+	second.OutputPrefix = o.OutputPrefix + "run2/"
+	second.Generate, second.Reprocess, second.Subscription, second.IdleTimeout = 0, true, demoDLQ+"-sub", 2*time.Second
+	second.DeadLetterTopic = demoAgain // throttled again: kept for a later run
+	for _, prefix := range []string{first.OutputPrefix, second.OutputPrefix} {
+		old, _ := filepath.Glob(prefix + "*.jsonl")
 		for _, f := range old {
 			os.Remove(f)
 		}
 	}
-	fmt.Fprintf(stdout, "quota server: %s (quota %d requests/s); stats at %s/stats\n", srv.URL, demoQuota, srv.URL)
-	fmt.Fprintf(stdout, "throttling %d elements: %d groups x %d per %v (ceiling %.0f/s), window %s\n",
-		o.Generate, o.Groups, o.BatchSize, o.BatchInterval, float64(o.Groups*o.BatchSize)/o.BatchInterval.Seconds(), o.Window)
+
+	fmt.Fprintf(stdout, "quota server %s: %d requests/s (stats: %s/stats)\n", srv.URL, demoQuota, srv.URL)
+	fmt.Fprintf(stdout, "Pub/Sub emulator %s: dead-letter topic %s\n", ps.Addr, demoDLQ)
+	fmt.Fprintf(stdout, "\n== run 1: %d elements, %d groups x %d per %v (ceiling %.0f/s), %s window, throttle %s\n",
+		o.Generate, o.Groups, o.BatchSize, o.BatchInterval, float64(o.Groups*o.BatchSize)/o.BatchInterval.Seconds(), o.Window, o.Mode)
 	start := time.Now()
-	if err := runPipeline(ctx, o, stdout, stderr); err != nil {
+	s1, err := runPipeline(ctx, first, stdout, stderr)
+	if err != nil {
 		return err
 	}
 	st := srv.Handler.Stats()
-	fmt.Fprintf(stdout, "took %v; server saw %d accepted, %d rejected (429), %d errors\n",
-		time.Since(start).Round(100*time.Millisecond), st.Accepted, st.Rejected, st.Errors)
-	fmt.Fprintf(stdout, "outputs: %s{success,client_throttled,server_throttled,errors}-*.jsonl\n", o.OutputPrefix)
+	fmt.Fprintf(stdout, "took %v; the server saw %d accepted, %d rejected (429)\n", time.Since(start).Round(100*time.Millisecond), st.Accepted, st.Rejected)
+	fmt.Fprintf(stdout, "%d throttled payloads are on the dead-letter topic\n", s1.ClientThrottled+s1.ServerThrottled)
+
+	srv.Handler.SetQuota(100000, time.Second)
+	fmt.Fprintf(stdout, "\n== quota raised; run 2: --reprocess the dead-letter subscription until idle for %v\n", second.IdleTimeout)
+	start = time.Now()
+	s2, err := runPipeline(ctx, second, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "took %v\n", time.Since(start).Round(100*time.Millisecond))
+
+	again := s2.ClientThrottled + s2.ServerThrottled
+	total := s1.Success + s1.Errors + s2.Success + again + s2.Parked + s2.Errors
+	fmt.Fprintf(stdout, "\n== every element: %d success (%d + %d), %d throttled again (on %s), %d parked, %d errors\n",
+		s1.Success+s2.Success, s1.Success, s2.Success, again, demoAgain, s2.Parked, s1.Errors+s2.Errors)
+	if total != int64(o.Generate) || s2.Reprocessed != s1.ClientThrottled+s1.ServerThrottled {
+		return fmt.Errorf("demo: %d of %d elements accounted for (reprocessed %d)", total, o.Generate, s2.Reprocessed)
+	}
+	fmt.Fprintf(stdout, "all %d original elements accounted for exactly once; outputs under %s{run1,run2}/\n", o.Generate, o.OutputPrefix)
 	return nil
 }
 

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+
+	"github.com/beamthrottle/beamthrottle/pipeline"
+)
+
+func TestMain(m *testing.M) {
+	ptest.MainWithDefault(m, "prism")
+}
+
+// TestDemo runs the make-run demo end to end on a smaller input: both runs,
+// the dead-letter round trip, and the accounting check it ends with.
+func TestDemo(t *testing.T) {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	o := pipeline.RegisterFlags(fs)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	o.Generate = 800
+	o.OutputPrefix = t.TempDir() + "/"
+	t.Chdir(t.TempDir())
+	var out bytes.Buffer
+	if err := runDemo(context.Background(), *o, &out, os.Stderr); err != nil {
+		t.Fatalf("demo: %v\n%s", err, out.String())
+	}
+	for _, want := range []string{"== run 1: 800 elements", "throttled payloads are on the dead-letter topic",
+		"reprocess the dead-letter subscription", "all 800 original elements accounted for exactly once"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestRejectsBadFlags: wrong flag values are rejected at start with a
+// message naming the flag.
+func TestRejectsBadFlags(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--generate=10", "--url=http://x", "--output_prefix=o/", "--k=-1"}, "--k:"},
+		{[]string{"--generate=10", "--url=http://x", "--output_prefix=o/", "--batch_size=0"}, "--batch_size:"},
+		{[]string{"--generate=10", "--url=http://x", "--output_prefix=o/", "--window=weekly"}, "--window:"},
+		{[]string{"--generate=10", "--url=ftp://x", "--output_prefix=o/"}, "--url:"},
+		{[]string{"--url=http://x", "--output_prefix=o/"}, "--input:"},
+		{[]string{"--generate=10", "--url=http://x", "--output_prefix=o/", "--throttle_mode=fast"}, "--throttle_mode:"},
+		{[]string{"--generate=10", "--url=http://x", "--output_prefix=o/", "--caller=nope"}, "--caller:"},
+		{[]string{"--generate=10", "--url=http://x"}, "--output_prefix:"},
+		{[]string{"--reprocess", "--url=http://x", "--output_prefix=o/"}, "--subscription:"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			fs := flag.NewFlagSet("t", flag.ContinueOnError)
+			o := pipeline.RegisterFlags(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			_, err := runPipeline(context.Background(), *o, &bytes.Buffer{}, &bytes.Buffer{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want an error naming %s", err, tc.want)
+			}
+		})
+	}
+}
