@@ -71,6 +71,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.DurationVar(&o.MaxAge, "max_age", throttle.DefaultMaxAge, "Retry strategy: max time since an element's first attempt.")
 	fs.DurationVar(&o.CallTimeout, "call_timeout", throttle.DefaultCallTimeout, "Per-call timeout; a call past it goes to errors.")
 	fs.IntVar(&o.CallsInFlight, "calls_in_flight", throttle.DefaultCallsInFlight, "Concurrent calls per group.")
+	fs.IntVar(&o.MaxBuffered, "max_buffered", 0, "Max elements buffered per group; more are shed to client_throttled at once (0 = no bound).")
 	fs.IntVar(&o.MaxPayload, "max_payload_bytes", 0, "Payloads larger than this go to errors without a call (0 = no limit).")
 	fs.BoolVar(&o.FailuresAsRejects, "failures_as_rejects", false, "Count non-overload failures (e.g. HTTP 400) as backend rejections in the throttle.")
 
@@ -166,6 +167,9 @@ func (o Options) Validate() error {
 	}
 	if o.CallsInFlight < 1 {
 		bad("calls_in_flight", "must be >= 1, got %d", o.CallsInFlight)
+	}
+	if o.MaxBuffered < 0 {
+		bad("max_buffered", "must be >= 0, got %d", o.MaxBuffered)
 	}
 	if o.MaxPayload < 0 {
 		bad("max_payload_bytes", "must be >= 0, got %d", o.MaxPayload)

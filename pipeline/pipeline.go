@@ -58,6 +58,7 @@ type Options struct {
 	CallTimeout       time.Duration
 	CallsInFlight     int
 	MaxPayload        int
+	MaxBuffered       int
 	FailuresAsRejects bool
 
 	// Sinks.
@@ -110,6 +111,7 @@ func (o Options) throttleOptions() ([]throttle.Option, error) {
 		{o.CallTimeout != 0, throttle.WithCallTimeout(o.CallTimeout)},
 		{o.CallsInFlight != 0, throttle.WithCallsInFlight(o.CallsInFlight)},
 		{o.MaxPayload != 0, throttle.WithMaxPayloadBytes(o.MaxPayload)},
+		{o.MaxBuffered != 0, throttle.WithMaxBuffered(o.MaxBuffered)},
 	} {
 		if c.set {
 			opts = append(opts, c.opt)

@@ -29,6 +29,7 @@ func init() {
 	register.DoFn3x0[beam.EventTime, int, func(beam.EventTime, []byte)](&stampFn{})
 	register.Function1x1[Record, bool](retryRecordOK)
 	register.Function1x1[Record, bool](timeoutRecordOK)
+	register.Function1x1[Record, bool](bufferFullOK)
 }
 
 // alwaysThrottled answers 429 with a Retry-After of 0 to everything.
@@ -295,5 +296,23 @@ func TestPacedModeWastesLess(t *testing.T) {
 	}
 	if waste[adaptive.ModePaced] >= waste[adaptive.ModeSRE]/2 {
 		t.Errorf("paced waste %.1f%%, SRE waste %.1f%%: want paced below half of SRE", 100*waste[adaptive.ModePaced], 100*waste[adaptive.ModeSRE])
+	}
+}
+
+func bufferFullOK(r Record) bool {
+	return r.Outcome == OutcomeClientThrottled && r.Error == "Throttled by Client. Group buffer full (100 elements)" && len(r.Input) > 0
+}
+
+// TestMaxBufferedSheds: with a bounded buffer, elements arriving at a full
+// group are shed to ClientThrottled at once; nothing is lost.
+func TestMaxBufferedSheds(t *testing.T) {
+	const n = 2000
+	p, s := beam.NewPipelineWithRoot()
+	out := Adaptive(s, generate(s, n), clientcall.Echo{}, WithMaxBuffered(100), WithBatchSize(10))
+	passert.True(s, out.ClientThrottled, bufferFullOK)
+	res := runPipeline(t, p, true)
+	ok, shed := counter(t, res, MetricAccepted), counter(t, res, MetricClientThrottled)
+	if ok+shed != n || shed == 0 || ok < 100 {
+		t.Errorf("success %d + shed %d, want %d with some shed and at least one full buffer processed", ok, shed, n)
 	}
 }

@@ -70,7 +70,7 @@ func BenchmarkAdaptive(b *testing.B) {
 	b.Run("PlainParDo", func(b *testing.B) {
 		plain = runBench(b, func(s beam.Scope, in beam.PCollection) { beam.ParDo(s, plainCallFn{}, in) })
 	})
-	for _, c := range []struct{ groups, batch int }{{1, benchElements}, {4, benchElements}, {4, 5000}} {
+	for _, c := range []struct{ groups, batch int }{{1, benchElements}, {4, benchElements}, {4, 5000}, {4, 500}} {
 		b.Run("Throttle/groups="+strconv.Itoa(c.groups)+"/batch="+strconv.Itoa(c.batch), func(b *testing.B) {
 			rate := runBench(b, func(s beam.Scope, in beam.PCollection) {
 				Adaptive(s, in, clientcall.Echo{}, WithGroups(c.groups), WithBatchSize(c.batch), WithBatchInterval(100*time.Millisecond))

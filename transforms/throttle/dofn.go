@@ -1,13 +1,12 @@
 package throttle
 
 import (
-	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
 	"reflect"
-	"slices"
 	"sync"
 	"time"
 
@@ -21,19 +20,27 @@ import (
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
-// throttleFn is the stateful step: per group key it buffers elements in bag
+// throttleFn is the stateful step: per group key it buffers elements in
 // state and, on a processing-time timer every batch interval while the
 // buffer is non-empty, decides on and calls up to BatchSize of them, oldest
-// first. The throttle counters live in value state, so they survive bundle
+// first.
+//
+// The buffer is a queue in map state: each incoming batch is stored under
+// the next sequence number, and a firing reads only the batches it needs
+// from the head, so the work and memory of a firing are proportional to the
+// batch size, not to the buffer (a runner with persistent state, such as
+// Dataflow, holds the backlog outside the worker's memory). MaxBuffered
+// bounds the backlog: elements arriving at a full buffer are shed to
+// ClientThrottled at once. The throttle counters live in value state, so they survive bundle
 // boundaries and moves of the key between workers.
 //
 // The throttle's clock is the timer's firing time plus the wall time spent in
 // the firing, so that it follows the runner's processing-time clock (real
 // or, under a test clock, synthetic).
 type throttleFn struct {
-	Buffer   state.Bag[batch]
+	Queue    state.Map[int64, batch] // the buffer: batches by sequence number, oldest first
+	Meta     state.Value[queueMeta]
 	Counters state.Value[adaptive.State]
-	Armed    state.Value[int64] // firing time (unix nanos) of the pending timer, 0 if none
 	Flush    timers.ProcessingTime
 
 	BatchSize     int
@@ -50,6 +57,7 @@ type throttleFn struct {
 	RespType      beam.EncodedType
 	Seed          uint64
 	HasSeed       bool
+	MaxBuffered   int
 
 	caller     reflect.Value
 	invoker    *invoker
@@ -102,25 +110,99 @@ func (f *throttleFn) Teardown(ctx context.Context) error {
 	return nil
 }
 
-// ProcessElement adds a batch to the group's buffer and arms the timer if it
-// is not armed yet.
+// queueMeta is the bookkeeping of a group's queue: batches are stored
+// under sequence numbers [Head, Tail) (with holes where batches were taken
+// from the middle), Size elements in all, and Armed is the firing time (unix
+// nanos) of the pending timer, 0 if none.
+type queueMeta struct {
+	Head, Tail int64
+	Size       int64
+	Armed      int64
+}
+
+// maxScan bounds how many stored batches one firing looks at.
+const maxScan = 256
+
+// ProcessElement adds a batch to the group's queue and arms the timer if it
+// is not armed yet. Elements beyond MaxBuffered are shed to ClientThrottled.
 func (f *throttleFn) ProcessElement(ctx context.Context, sp state.Provider, tp timers.Provider, key string, b batch,
-	_ func([]byte), _, _, _ func(Record)) error {
-	if err := f.Buffer.Add(sp, b); err != nil {
-		return err
-	}
-	bufferedCounter.Inc(ctx, int64(len(b.Items)))
+	_ func([]byte), emitCT, _, _ func(Record)) error {
 	f.report(ctx, &tally{}, true)
-	armed, _, err := f.Armed.Read(sp)
+	meta, _, err := f.Meta.Read(sp)
 	if err != nil {
 		return err
 	}
-	if armed != 0 {
-		return nil
+	if f.MaxBuffered > 0 && meta.Size+int64(len(b.Items)) > int64(f.MaxBuffered) {
+		room := max(int64(f.MaxBuffered)-meta.Size, 0)
+		now := time.Now()
+		for _, it := range b.Items[room:] {
+			emitCT(Record{
+				Input: it.Payload, Outcome: OutcomeClientThrottled, Group: key, Probability: 1,
+				Error:        fmt.Sprintf("Throttled by Client. Group buffer full (%d elements)", f.MaxBuffered),
+				FirstAttempt: now.UnixMicro(), LastAttempt: now.UnixMicro(),
+			})
+		}
+		clientThrottledCounter.Inc(ctx, int64(len(b.Items))-room)
+		b.Items = b.Items[:room]
+		if len(b.Items) == 0 {
+			return nil
+		}
 	}
-	fire := time.Now().Add(f.BatchInterval)
-	f.Flush.Set(tp, fire)
-	return f.Armed.Write(sp, fire.UnixNano())
+	if err := f.Queue.Put(sp, meta.Tail, b); err != nil {
+		return err
+	}
+	meta.Tail++
+	meta.Size += int64(len(b.Items))
+	bufferedCounter.Inc(ctx, int64(len(b.Items)))
+	if meta.Armed == 0 {
+		fire := time.Now().Add(f.BatchInterval)
+		f.Flush.Set(tp, fire)
+		meta.Armed = fire.UnixNano()
+	}
+	return f.Meta.Write(sp, meta)
+}
+
+// take removes up to n elements that are eligible at fireNs from the head
+// of the queue, oldest first, leaving the others in place.
+func (f *throttleFn) take(sp state.Provider, meta *queueMeta, n int, fireNs int64) ([]item, error) {
+	var work []item
+	scanned := 0
+	for k := meta.Head; k < meta.Tail && len(work) < n && scanned < maxScan; k++ {
+		scanned++
+		b, ok, err := f.Queue.Get(sp, k)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			if k == meta.Head {
+				meta.Head++
+			}
+			continue
+		}
+		var rest []item
+		for _, it := range b.Items {
+			if len(work) < n && it.NotBefore <= fireNs {
+				work = append(work, it)
+			} else {
+				rest = append(rest, it)
+			}
+		}
+		switch {
+		case len(rest) == 0:
+			if err := f.Queue.Remove(sp, k); err != nil {
+				return nil, err
+			}
+			if k == meta.Head {
+				meta.Head++
+			}
+		case len(rest) < len(b.Items):
+			if err := f.Queue.Put(sp, k, batch{Items: rest}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	meta.Size -= int64(len(work))
+	return work, nil
 }
 
 // tally counts one firing's outcomes, added to the Beam counters at its end.
@@ -136,20 +218,14 @@ func (f *throttleFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Pr
 	wall := time.Now()
 	now := func() time.Time { return fire.Add(time.Since(wall)) }
 
-	bags, _, err := f.Buffer.Read(sp)
+	meta, _, err := f.Meta.Read(sp)
 	if err != nil {
 		return err
 	}
-	var items []item
-	for _, b := range bags {
-		items = append(items, b.Items...)
+	items, err := f.take(sp, &meta, f.BatchSize, fire.UnixNano())
+	if err != nil {
+		return err
 	}
-	slices.SortStableFunc(items, func(a, b item) int {
-		if a.Enqueued != b.Enqueued {
-			return cmp.Compare(a.Enqueued, b.Enqueued)
-		}
-		return cmp.Compare(a.Seq, b.Seq)
-	})
 
 	st, _, err := f.Counters.Read(sp)
 	if err != nil {
@@ -167,18 +243,12 @@ func (f *throttleFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Pr
 
 	var (
 		t    tally
-		keep []item
-		work []int
+		keep []item // to retry on a later firing
 	)
-	fireNs := fire.UnixNano()
-	for i := range items {
-		if len(work) < f.BatchSize && items[i].NotBefore <= fireNs {
-			work = append(work, i)
-		} else {
-			keep = append(keep, items[i])
-		}
+	work := make([]int, len(items))
+	for i := range work {
+		work[i] = i
 	}
-
 	for start := 0; start < len(work); start += f.CallsInFlight {
 		wave := work[start:min(start+f.CallsInFlight, len(work))]
 		keep = f.runWave(ctx, key, now, items, wave, keep, &t, emitOK, emitCT, emitST, emitErr)
@@ -187,24 +257,23 @@ func (f *throttleFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Pr
 	if err := f.Counters.Write(sp, f.thr.State()); err != nil {
 		return err
 	}
-	if err := f.Buffer.Clear(sp); err != nil {
-		return err
-	}
-	next := int64(0)
 	if len(keep) > 0 {
-		if err := f.Buffer.Add(sp, batch{Items: keep}); err != nil {
+		if err := f.Queue.Put(sp, meta.Tail, batch{Items: keep}); err != nil {
 			return err
 		}
-		next = fire.Add(f.BatchInterval).UnixNano()
-		earliest := keep[0].NotBefore
-		for _, it := range keep[1:] {
-			earliest = min(earliest, it.NotBefore)
-		}
-		next = max(next, earliest)
-		f.Flush.Set(tp, time.Unix(0, next))
-		t.throttled = true
+		meta.Tail++
+		meta.Size += int64(len(keep))
 	}
-	if err := f.Armed.Write(sp, next); err != nil {
+	meta.Armed = 0
+	if meta.Size > 0 {
+		next := fire.Add(f.BatchInterval)
+		f.Flush.Set(tp, next)
+		meta.Armed = next.UnixNano()
+		t.throttled = true
+	} else {
+		meta.Head, meta.Tail = 0, 0
+	}
+	if err := f.Meta.Write(sp, meta); err != nil {
 		return err
 	}
 	f.report(ctx, &t, false)

@@ -74,6 +74,7 @@ type config struct {
 	HasSeed       bool
 	BufferBatch   int
 	MaxPayload    int
+	MaxBuffered   int
 }
 
 func defaultConfig() config {
@@ -120,6 +121,8 @@ func (c config) validate() error {
 		return fmt.Errorf("call timeout must be > 0, got %v", c.CallTimeout)
 	case c.CallsInFlight < 1:
 		return fmt.Errorf("calls in flight must be >= 1, got %d", c.CallsInFlight)
+	case c.MaxBuffered < 0:
+		return fmt.Errorf("max buffered must be >= 0, got %d", c.MaxBuffered)
 	case c.MaxPayload < 0:
 		return fmt.Errorf("max payload bytes must be >= 0, got %d", c.MaxPayload)
 	case c.BufferBatch < 1:
@@ -238,3 +241,11 @@ func WithSeed(seed uint64) Option {
 // or string element, the JSON of any other) is larger than n bytes to Errors
 // without calling the caller. 0, the default, means no limit.
 func WithMaxPayloadBytes(n int) Option { return func(c *config) { c.MaxPayload = n } }
+
+// WithMaxBuffered bounds how many elements one group keeps buffered: an
+// element arriving at a full buffer goes to ClientThrottled at once with the
+// error "Throttled by Client. Group buffer full (n elements)" (load
+// shedding, so a backlog cannot grow without bound when the API stays
+// slower than the input). 0, the default, means no bound: the backlog lives
+// in runner state (persisted by Dataflow; in memory on Prism).
+func WithMaxBuffered(n int) Option { return func(c *config) { c.MaxBuffered = n } }

@@ -174,6 +174,7 @@ func TryAdaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) 
 		RespType:      beam.EncodedType{T: respT},
 		Seed:          cfg.Seed,
 		HasSeed:       cfg.HasSeed,
+		MaxBuffered:   cfg.MaxBuffered,
 	}, batches)
 
 	success := okBytes
