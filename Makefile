@@ -8,7 +8,7 @@ PKGS     := ./...
 RACE_PKGS := ./transforms/adaptive/... ./clientcall/... ./testserver/... ./cmd/quotaserver/...
 BENCHTIME ?= 1s
 
-.PHONY: all build test test-race bench lint fmt vet staticcheck run clean
+.PHONY: all build test bench sim fuzz lint fmt vet staticcheck vuln run template-binary clean
 
 all: build
 
@@ -19,8 +19,19 @@ test:
 	$(GO) test -race -count=1 $(RACE_PKGS)
 	$(GO) test -count=1 $(PKGS)
 
-bench:
+bench: sim
 	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) $(PKGS)
+
+# The deterministic throttling simulator: tables on stdout, docs/sim/results.md and plots.
+sim:
+	$(GO) run ./cmd/simulate -out docs/sim
+
+# Longer fuzzing runs (make test runs only the seed corpora).
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test -run='^$$' -fuzz=FuzzProbability -fuzztime=$(FUZZTIME) ./transforms/adaptive/
+	$(GO) test -run='^$$' -fuzz=FuzzPaced -fuzztime=$(FUZZTIME) ./transforms/adaptive/
+	$(GO) test -run='^$$' -fuzz=FuzzParseRetryAfter -fuzztime=$(FUZZTIME) ./clientcall/
 
 lint: fmt vet staticcheck
 
@@ -33,8 +44,16 @@ vet:
 staticcheck:
 	$(GO) tool staticcheck $(PKGS)
 
+# Known-vulnerability scan; needs network access to the vulnerability database.
+vuln:
+	$(GO) run golang.org/x/vuln/cmd/govulncheck@latest ./...
+
 run:
 	$(GO) run ./cmd/beamthrottle --demo
+
+# The static linux/amd64 binary of the Dataflow Flex Template (templates/Dockerfile builds the same).
+template-binary:
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -o bin/beamthrottle ./cmd/beamthrottle
 
 clean:
 	rm -rf out bin
