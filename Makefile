@@ -46,7 +46,7 @@ staticcheck:
 
 # Known-vulnerability scan; needs network access to the vulnerability database.
 vuln:
-	$(GO) run golang.org/x/vuln/cmd/govulncheck@latest ./...
+	$(GO) tool govulncheck ./...
 
 run:
 	$(GO) run ./cmd/beamthrottle --demo
