@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/gcpopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
@@ -148,10 +149,14 @@ func formatRejected(r pubsubio.Rejected) (string, error) {
 // production).
 func (o Options) pubsubEndpoint() string { return o.PubSubHost }
 
-// project returns the Pub/Sub project.
+// project returns the Pub/Sub project: --pubsub_project, else Beam's
+// --project, else "beamthrottle-local" (for the emulator).
 func (o Options) project() string {
 	if o.Project != "" {
 		return o.Project
+	}
+	if *gcpopts.Project != "" {
+		return *gcpopts.Project
 	}
 	return "beamthrottle-local"
 }

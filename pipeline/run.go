@@ -2,11 +2,13 @@ package pipeline
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 )
 
@@ -44,5 +46,27 @@ func Run(ctx context.Context, o Options, progressOut io.Writer, progressEvery ti
 	if err != nil {
 		return Summary{}, fmt.Errorf("pipeline: run: %w", err)
 	}
+	if !waited() {
+		return Summary{}, nil
+	}
 	return SummaryFrom(res), nil
+}
+
+// Submitted reports whether Run returned after submitting the job rather
+// than after running it (so its Summary is empty).
+func Submitted() bool { return !waited() }
+
+// waited reports whether the runner waited for the job to end, so that its
+// result holds the job's metrics. The Dataflow runner returns once the job is
+// submitted (--async) or written as a template (--template_location, which
+// the Flex Template launcher passes), with a result that has no metrics: its
+// Metrics method dereferences a nil pointer.
+func waited() bool {
+	if *jobopts.Async {
+		return false
+	}
+	if f := flag.Lookup("template_location"); f != nil && f.Value.String() != "" {
+		return false
+	}
+	return true
 }

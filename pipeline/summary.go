@@ -130,3 +130,15 @@ func ProgressLine(total int64) string {
 	}
 	return fmt.Sprintf("progress: %d done %s", done, strings.Join(parts, " "))
 }
+
+// Progress returns the elements done so far per output in this process
+// (success, client_throttled, server_throttled, errors, parked), as the
+// progress line counts them. Local runs only: on a distributed runner the
+// workers are other processes and the Beam counters are the source.
+func Progress() map[string]int64 {
+	out := make(map[string]int64, len(progress))
+	for name, c := range progress {
+		out[name] = c.Load()
+	}
+	return out
+}

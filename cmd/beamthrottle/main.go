@@ -23,6 +23,7 @@ import (
 
 	"cloud.google.com/go/pubsub/v2/pstest"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/dataflow"
 
 	"github.com/beamthrottle/beamthrottle/pipeline"
 	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
@@ -31,6 +32,10 @@ import (
 
 func main() {
 	opts := pipeline.RegisterFlags(flag.CommandLine)
+	// Header values may be secrets: keep them out of the job's pipeline
+	// options (shown in the Dataflow UI). They still reach the workers
+	// inside the caller's configuration; prefer --header_env for secrets.
+	dataflow.DontUseFlagAsPipelineOption("header")
 	demo := flag.Bool("demo", false, "Run the local demo: an embedded quota server on loopback, generated input, outputs under out/.")
 	flag.Parse()
 	beam.Init()
@@ -56,6 +61,10 @@ func runPipeline(ctx context.Context, o pipeline.Options, stdout, stderr io.Writ
 	sum, err := pipeline.Run(ctx, o, stderr, 3*time.Second)
 	if err != nil {
 		return sum, err
+	}
+	if pipeline.Submitted() {
+		fmt.Fprintln(stdout, "job submitted; follow it in the runner's UI (Beam counters in namespace beamthrottle)")
+		return sum, nil
 	}
 	want := int64(-1)
 	switch {

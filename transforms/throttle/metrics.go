@@ -16,7 +16,7 @@ var (
 	errorsCounter          = beam.NewCounter(Namespace, "errors")           // Errors elements
 	retriesCounter         = beam.NewCounter(Namespace, "retries")          // throttled elements kept for another attempt
 	droppedCounter         = beam.NewCounter(Namespace, "dropped")          // throttled elements discarded by the Drop strategy
-	bufferedCounter        = beam.NewCounter(Namespace, "debug_buffered")
+	bufferedCounter        = beam.NewCounter(Namespace, "buffered")
 	latencyMs              = beam.NewDistribution(Namespace, "call_latency_ms")
 
 	// throttlingMsecs is the counter Beam's Java and Python IOs use to tell
