@@ -8,7 +8,7 @@ PKGS     := ./...
 RACE_PKGS := ./transforms/adaptive/... ./clientcall/... ./testserver/... ./cmd/quotaserver/...
 BENCHTIME ?= 1s
 
-.PHONY: all build test bench sim fuzz lint fmt vet staticcheck vuln run template-binary clean
+.PHONY: all build test bench gobench sim livebench load soak fuzz lint fmt vet staticcheck vuln run template-binary clean
 
 all: build
 
@@ -19,8 +19,25 @@ test:
 	$(GO) test -race -count=1 $(RACE_PKGS)
 	$(GO) test -count=1 $(PKGS)
 
-bench: sim
+# Everything measured: Go benchmarks, the simulator, and the real-time runs.
+bench: gobench sim livebench
+
+gobench:
 	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) $(PKGS)
+
+# Real-time runs of both throttle modes against the quota server (about 7 minutes).
+LIVE_DURATION ?= 60s
+livebench:
+	$(GO) run ./cmd/livebench -duration $(LIVE_DURATION) -out docs/live
+
+# 1,000,000 elements through the bounded pipeline; report appended to docs/load/results.md.
+load:
+	$(GO) run ./cmd/loadtest -mode load -elements 1000000
+
+# A 10-minute streaming soak at twice the quota (make test runs a 1-minute one).
+SOAK_DURATION ?= 10m
+soak:
+	$(GO) run ./cmd/loadtest -mode soak -duration $(SOAK_DURATION)
 
 # The deterministic throttling simulator: tables on stdout, docs/sim/results.md and plots.
 sim:

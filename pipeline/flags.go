@@ -30,6 +30,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.StringVar(&o.Input, "input", "", "Source: glob of text/JSONL files, one payload per non-empty line (bounded).")
 	fs.StringVar(&o.Subscription, "subscription", "", "Source: Pub/Sub subscription, ID or projects/P/subscriptions/S (unbounded unless --idle_timeout).")
 	fs.IntVar(&o.Generate, "generate", 0, "Source: N synthetic JSON elements (bounded), for demos and benchmarks.")
+	fs.Float64Var(&o.GenerateRate, "generate_rate", 0, "With --generate: emit the elements at this rate per second as a streaming source (0 = all at once, bounded).")
 	fs.DurationVar(&o.IdleTimeout, "idle_timeout", 0, "With --subscription: stop when no message arrived for this long (drain mode). 0 = run until cancelled.")
 	fs.StringVar(&o.Project, "pubsub_project", "", "Project of Pub/Sub topics and subscriptions given as IDs (default: --project, else beamthrottle-local).")
 	fs.StringVar(&o.PubSubHost, "pubsub_emulator", "", "host:port of a Pub/Sub emulator (default: $PUBSUB_EMULATOR_HOST, else the real service).")
@@ -106,6 +107,9 @@ func (o Options) Validate() error {
 	}
 	if o.Generate < 0 {
 		bad("generate", "must be >= 0, got %d", o.Generate)
+	}
+	if o.GenerateRate < 0 || math.IsInf(o.GenerateRate, 0) || math.IsNaN(o.GenerateRate) {
+		bad("generate_rate", "must be a number >= 0, got %v", o.GenerateRate)
 	}
 	if o.IdleTimeout < 0 {
 		bad("idle_timeout", "must be >= 0, got %v", o.IdleTimeout)

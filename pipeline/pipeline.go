@@ -28,9 +28,10 @@ type Options struct {
 	Name string
 
 	// Sources: exactly one of Input, Subscription or Generate.
-	Input        string // file glob (bounded)
-	Subscription string // Pub/Sub subscription (unbounded unless IdleTimeout > 0)
-	Generate     int    // number of synthetic elements (bounded)
+	Input        string  // file glob (bounded)
+	Subscription string  // Pub/Sub subscription (unbounded unless IdleTimeout > 0)
+	Generate     int     // number of synthetic elements (bounded)
+	GenerateRate float64 // with Generate: emit them at this rate, as an unbounded (streaming) source
 	IdleTimeout  time.Duration
 	Project      string // Pub/Sub project
 	PubSubHost   string // Pub/Sub emulator host:port ("" = PUBSUB_EMULATOR_HOST or production)
@@ -134,6 +135,8 @@ func Build(s beam.Scope, o Options) (Outputs, error) {
 	}
 	var in beam.PCollection
 	switch {
+	case o.Generate > 0 && o.GenerateRate > 0:
+		in = GenerateStream(s, o.Generate, o.GenerateRate)
 	case o.Generate > 0:
 		in = Generate(s, o.Generate)
 	case o.Input != "":

@@ -1,15 +1,19 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/textio"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/periodic"
 )
 
 func init() {
-	register.DoFn2x0[[]byte, func(Element)](&generateFn{})
+	register.DoFn3x0[context.Context, []byte, func(Element)](&generateFn{})
+	register.DoFn3x0[context.Context, []byte, func(Element)](&tickFn{})
 	register.DoFn2x0[string, func(Element)](&lineFn{})
 	register.Emitter1[Element]()
 }
@@ -21,9 +25,39 @@ func Generate(s beam.Scope, n int) beam.PCollection {
 	return beam.Reshuffle(s, beam.ParDo(s, &generateFn{N: n}, beam.Impulse(s)))
 }
 
+// GenerateStream is the built-in unbounded source: about n synthetic JSON
+// elements at rate elements per second, starting now (a streaming pipeline
+// that ends by itself), for soak tests and live demos. Elements come in
+// bursts every 100 ms (or every 1/rate when slower), which keeps the
+// runner's per-tick overhead small.
+func GenerateStream(s beam.Scope, n int, rate float64) beam.PCollection {
+	s = s.Scope("pipeline.GenerateStream")
+	interval := max(100*time.Millisecond, time.Duration(float64(time.Second)/rate))
+	perTick := max(1, int(rate*interval.Seconds()+0.5))
+	ticks := (n + perTick - 1) / perTick
+	start := time.Now()
+	impulses := periodic.Impulse(s, start, start.Add(time.Duration(ticks)*interval), interval, false)
+	return beam.ParDo(s, &tickFn{PerTick: perTick}, impulses)
+}
+
+// tickFn turns a periodic impulse into PerTick synthetic elements; the
+// impulse's bytes are its tick time, which makes the elements unique.
+type tickFn struct{ PerTick int }
+
+func (f *tickFn) ProcessElement(ctx context.Context, tick []byte, emit func(Element)) {
+	generatedCounter.Inc(ctx, int64(f.PerTick))
+	for i := range f.PerTick {
+		emit(Element{Data: fmt.Appendf(nil, `{"tick":"%x","i":%d}`, tick, i)})
+	}
+}
+
+// generatedCounter counts the elements the built-in generators emitted.
+var generatedCounter = beam.NewCounter(metricsNamespace, "generated")
+
 type generateFn struct{ N int }
 
-func (f *generateFn) ProcessElement(_ []byte, emit func(Element)) {
+func (f *generateFn) ProcessElement(ctx context.Context, _ []byte, emit func(Element)) {
+	generatedCounter.Inc(ctx, int64(f.N))
 	for i := range f.N {
 		emit(Element{Data: fmt.Appendf(nil, `{"id":%d,"text":"element-%d"}`, i, i)})
 	}

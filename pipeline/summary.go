@@ -22,6 +22,8 @@ type Summary struct {
 	Parked int64
 	// Reprocessed counts dead-letter messages read by a reprocessing run.
 	Reprocessed int64
+	// Generated counts the elements the built-in generators emitted.
+	Generated int64
 	// DeadLetterRejected counts dead-letter messages Pub/Sub refused (too
 	// large, ...): they were written to the errors files instead.
 	DeadLetterRejected int64
@@ -67,6 +69,8 @@ func SummaryFrom(res beam.PipelineResult) Summary {
 				dst = &s.Reprocessed
 			case "dead_letter_rejected":
 				dst = &s.DeadLetterRejected
+			case "generated":
+				dst = &s.Generated
 			case "malformed":
 				dst = &s.Errors // malformed dead-letter messages are errors
 			}

@@ -53,8 +53,9 @@ var templateFiles = []struct {
 		"parked_topic":       "reprocessing mode: the replay template, metadata-replay.json",
 	}},
 	{"metadata-replay.json", map[string]string{
-		"input":    "the replay template reads the dead-letter subscription only",
-		"generate": "the replay template reads the dead-letter subscription only",
+		"input":         "the replay template reads the dead-letter subscription only",
+		"generate":      "the replay template reads the dead-letter subscription only",
+		"generate_rate": "the replay template reads the dead-letter subscription only",
 	}},
 }
 
@@ -65,6 +66,7 @@ var wrongValues = map[string][]string{
 	"subscription":        {"projects/my-project/topics/requests", "beamthrottle-requests", "my subscription"},
 	"input":               {"/data/requests/*.jsonl", "gs://"},
 	"generate":            {"-5", "ten"},
+	"generate_rate":       {"-1", "fast"},
 	"idle_timeout":        {"10", "10 minutes"},
 	"caller":              {"grpc", "HTTP"},
 	"url":                 {"dlp.googleapis.com/v2", "ftp://example.com/x", "https://exa mple.com/"},

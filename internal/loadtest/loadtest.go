@@ -1,0 +1,254 @@
+// Package loadtest runs the beamthrottle pipeline under load and for long
+// periods against the quota test server, measuring that every element is
+// accounted for and that memory and goroutines stay bounded. cmd/loadtest
+// wraps it; a one-minute soak runs in make test.
+package loadtest
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/beamthrottle/beamthrottle/pipeline"
+	"github.com/beamthrottle/beamthrottle/testserver"
+)
+
+// Sample is one memory and goroutine reading during a run.
+type Sample struct {
+	At         time.Duration // since the start of the run
+	HeapMB     float64       // runtime HeapInuse
+	Goroutines int
+}
+
+// Result is what a load or soak run measured.
+type Result struct {
+	Summary  pipeline.Summary
+	Elapsed  time.Duration
+	Samples  []Sample
+	PeakRSS  float64 // MB, the process's peak resident set (Linux VmHWM)
+	Server   testserver.Stats
+	Warmup   time.Duration
+	SlopeMB  float64                        // heap growth after warm-up, MB per minute (least squares)
+	GoStart  int                            // goroutines right after warm-up
+	GoEnd    int                            // goroutines at the end of the run
+	Accepted struct{ Mean, StdDev float64 } // per second after warm-up
+}
+
+// Accounted reports whether every generated element is in exactly one output.
+func (r Result) Accounted() bool {
+	return r.Summary.Generated > 0 && r.Summary.Total() == r.Summary.Generated
+}
+
+// options returns pipeline options for a run against srv.
+func options(srv *testserver.Server, prefix string) (pipeline.Options, error) {
+	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
+	o := pipeline.RegisterFlags(fs)
+	if err := fs.Parse(nil); err != nil {
+		return pipeline.Options{}, err
+	}
+	o.CallerOptions.URL = srv.Endpoint()
+	o.OutputPrefix = prefix
+	return *o, nil
+}
+
+// Load sends n elements through the bounded pipeline with the HTTP caller
+// against a quota server that accepts quota calls per second, with the
+// given throttle settings, sampling memory as it goes.
+func Load(ctx context.Context, n, quota, groups, batch int, interval time.Duration, callsInFlight int, prefix string) (Result, error) {
+	srv, err := testserver.NewServer(testserver.Config{Quota: quota, Period: time.Second, MaxConns: 1024})
+	if err != nil {
+		return Result{}, err
+	}
+	defer srv.Close()
+	o, err := options(srv, prefix)
+	if err != nil {
+		return Result{}, err
+	}
+	o.Generate, o.Groups, o.BatchSize, o.BatchInterval, o.CallsInFlight = n, groups, batch, interval, callsInFlight
+	return measure(ctx, o, srv, 0)
+}
+
+// Soak runs the streaming pipeline for d: elements generated at rate per
+// second against a quota of quota calls per second, sampling memory and
+// goroutines, and fits the heap's growth after warmup.
+func Soak(ctx context.Context, d time.Duration, rate float64, quota int, warmup time.Duration, prefix string) (Result, error) {
+	srv, err := testserver.NewServer(testserver.Config{Quota: quota, Period: time.Second})
+	if err != nil {
+		return Result{}, err
+	}
+	defer srv.Close()
+	o, err := options(srv, prefix)
+	if err != nil {
+		return Result{}, err
+	}
+	o.Generate, o.GenerateRate = int(rate*d.Seconds()), rate
+	o.Groups, o.BatchSize, o.BatchInterval = 2, int(rate), 500*time.Millisecond
+	o.Mode = "paced"
+	return measure(ctx, o, srv, warmup)
+}
+
+func measure(ctx context.Context, o pipeline.Options, srv *testserver.Server, warmup time.Duration) (Result, error) {
+	if err := o.Validate(); err != nil {
+		return Result{}, err
+	}
+	os.RemoveAll(o.OutputPrefix)
+	defer os.RemoveAll(o.OutputPrefix)
+	r := Result{Warmup: warmup}
+	start := time.Now()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(2 * time.Second)
+		defer t.Stop()
+		var ms runtime.MemStats
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				runtime.ReadMemStats(&ms)
+				r.Samples = append(r.Samples, Sample{At: time.Since(start), HeapMB: float64(ms.HeapInuse) / (1 << 20), Goroutines: runtime.NumGoroutine()})
+			}
+		}
+	}()
+	sum, err := pipeline.Run(ctx, o, nil, 0)
+	close(stop)
+	<-done
+	if err != nil {
+		return r, err
+	}
+	r.Summary, r.Elapsed, r.PeakRSS, r.Server = sum, time.Since(start), PeakRSSMB(), srv.Handler.Stats()
+	r.SlopeMB, r.GoStart, r.GoEnd = fit(r.Samples, warmup)
+	r.Accepted.Mean, r.Accepted.StdDev = steadiness(r.Server.Series, warmup)
+	return r, nil
+}
+
+// fit returns the least-squares heap slope (MB/min) of the samples after
+// warmup, and the goroutine counts at the first and last of them.
+func fit(samples []Sample, warmup time.Duration) (slope float64, goStart, goEnd int) {
+	var xs, ys []float64
+	for _, s := range samples {
+		if s.At < warmup {
+			continue
+		}
+		if len(xs) == 0 {
+			goStart = s.Goroutines
+		}
+		goEnd = s.Goroutines
+		xs = append(xs, s.At.Minutes())
+		ys = append(ys, s.HeapMB)
+	}
+	if len(xs) < 2 {
+		return 0, goStart, goEnd
+	}
+	var mx, my float64
+	for i := range xs {
+		mx += xs[i]
+		my += ys[i]
+	}
+	mx /= float64(len(xs))
+	my /= float64(len(xs))
+	var num, den float64
+	for i := range xs {
+		num += (xs[i] - mx) * (ys[i] - my)
+		den += (xs[i] - mx) * (xs[i] - mx)
+	}
+	if den == 0 {
+		return 0, goStart, goEnd
+	}
+	return num / den, goStart, goEnd
+}
+
+// steadiness is the mean and standard deviation of accepted calls per
+// second after the warm-up, leaving out the last (partial) second.
+func steadiness(series []testserver.Second, warmup time.Duration) (mean, sd float64) {
+	if len(series) < 3 {
+		return 0, 0
+	}
+	first := series[0].T + int64(warmup.Seconds())
+	var xs []float64
+	for _, s := range series[:len(series)-1] {
+		if s.T >= first {
+			xs = append(xs, float64(s.Accepted))
+		}
+	}
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	for _, x := range xs {
+		sd += (x - mean) * (x - mean)
+	}
+	return mean, sqrt(sd / float64(len(xs)))
+}
+
+func sqrt(x float64) float64 {
+	if x <= 0 {
+		return 0
+	}
+	z := x
+	for range 30 {
+		z -= (z*z - x) / (2 * z)
+	}
+	return z
+}
+
+// PeakRSSMB reads the process's peak resident set size (Linux VmHWM), 0
+// where unavailable.
+func PeakRSSMB() float64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
+			if err == nil {
+				return kb / 1024
+			}
+		}
+	}
+	return 0
+}
+
+// Report describes a result in a few lines of markdown.
+func (r Result) Report(title string) string {
+	var b strings.Builder
+	s := r.Summary
+	fmt.Fprintf(&b, "### %s\n\n", title)
+	fmt.Fprintf(&b, "- elements: %d generated; %d success, %d client-throttled, %d server-throttled, %d errors: ",
+		s.Generated, s.Success, s.ClientThrottled, s.ServerThrottled, s.Errors)
+	if r.Accounted() {
+		fmt.Fprintf(&b, "**every element accounted for**\n")
+	} else {
+		fmt.Fprintf(&b, "**MISMATCH: %d accounted for**\n", s.Total())
+	}
+	fmt.Fprintf(&b, "- elapsed %v (%.0f elements/s); server: %d accepted, %d rejected\n",
+		r.Elapsed.Round(time.Second), float64(s.Generated)/r.Elapsed.Seconds(), r.Server.Accepted, r.Server.Rejected)
+	maxHeap := 0.0
+	for _, x := range r.Samples {
+		maxHeap = max(maxHeap, x.HeapMB)
+	}
+	fmt.Fprintf(&b, "- memory: peak RSS %.0f MB, peak heap in use %.0f MB", r.PeakRSS, maxHeap)
+	if r.Warmup > 0 {
+		fmt.Fprintf(&b, "; heap slope after %v warm-up %+.2f MB/min; goroutines %d → %d; accepted/s %.1f ± %.1f",
+			r.Warmup, r.SlopeMB, r.GoStart, r.GoEnd, r.Accepted.Mean, r.Accepted.StdDev)
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// TempPrefix is a fresh output prefix under the system temp directory.
+func TempPrefix(name string) string {
+	return filepath.Join(os.TempDir(), fmt.Sprintf("beamthrottle-%s-%d", name, time.Now().UnixNano())) + "/"
+}
