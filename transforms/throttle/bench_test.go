@@ -2,6 +2,7 @@ package throttle
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
 func init() {
@@ -70,10 +72,16 @@ func BenchmarkAdaptive(b *testing.B) {
 	b.Run("PlainParDo", func(b *testing.B) {
 		plain = runBench(b, func(s beam.Scope, in beam.PCollection) { beam.ParDo(s, plainCallFn{}, in) })
 	})
-	for _, c := range []struct{ groups, batch int }{{1, benchElements}, {4, benchElements}, {4, 5000}, {4, 500}} {
-		b.Run("Throttle/groups="+strconv.Itoa(c.groups)+"/batch="+strconv.Itoa(c.batch), func(b *testing.B) {
+	for _, c := range []struct {
+		mode          adaptive.Mode
+		groups, batch int
+	}{
+		{adaptive.ModeSRE, 1, benchElements}, {adaptive.ModeSRE, 4, benchElements}, {adaptive.ModeSRE, 4, 5000},
+		{adaptive.ModeSRE, 4, 500}, {adaptive.ModePaced, 4, 5000},
+	} {
+		b.Run(fmt.Sprintf("Throttle/%v/groups=%d/batch=%d", c.mode, c.groups, c.batch), func(b *testing.B) {
 			rate := runBench(b, func(s beam.Scope, in beam.PCollection) {
-				Adaptive(s, in, clientcall.Echo{}, WithGroups(c.groups), WithBatchSize(c.batch), WithBatchInterval(100*time.Millisecond))
+				Adaptive(s, in, clientcall.Echo{}, WithMode(c.mode), WithGroups(c.groups), WithBatchSize(c.batch), WithBatchInterval(100*time.Millisecond))
 			})
 			if plain > 0 {
 				b.ReportMetric(rate/plain, "ratio-to-plain")
