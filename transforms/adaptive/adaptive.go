@@ -205,6 +205,23 @@ func (t *Throttler) Decide(now time.Time) (allow bool, p float64) {
 	return allow, p
 }
 
+// DecideWithPending is Decide for a caller with pending calls: allowed
+// requests whose outcome has not been recorded yet. In ModeSRE they are
+// left out of p, as if not yet made, so a wave of concurrent calls does not
+// throttle itself before any response has come back (with pending 0 it is
+// exactly Decide); the request is still counted. ModePaced ignores pending.
+func (t *Throttler) DecideWithPending(now time.Time, pending int) (allow bool, p float64) {
+	if t.paced || pending <= 0 {
+		return t.Decide(now)
+	}
+	n := unixNanos(now)
+	t.touch(n)
+	p = Probability(max(t.requests-int64(pending), 0), t.accepts, t.cfg.K)
+	allow = !(t.rnd() < p)
+	t.addRequest()
+	return allow, p
+}
+
 // Record counts the outcome, observed at now, of a request Decide allowed.
 // Accepted counts as an accept; Failed counts as an accept unless
 // Config.CountFailuresAsRejects is set; Throttled does not count. Record

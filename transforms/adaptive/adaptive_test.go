@@ -357,3 +357,27 @@ func BenchmarkDecide(b *testing.B) {
 		})
 	}
 }
+
+// TestDecideWithPending: pending calls are left out of p in SRE mode, so a
+// wave of concurrent first calls is not throttled by its own requests; the
+// requests are still counted.
+func TestDecideWithPending(t *testing.T) {
+	now := time.Unix(1000, 0)
+	thr, err := adaptive.New(adaptive.Config{}, func() float64 { return 0.01 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 8 {
+		allow, p := thr.DecideWithPending(now, i)
+		if !allow || p != 0 {
+			t.Errorf("call %d with %d pending: allow %v, p %v; want allowed with p 0", i, i, allow, p)
+		}
+	}
+	if r, a := thr.Counts(now); r != 8 || a != 0 {
+		t.Errorf("counts %d requests %d accepts, want 8, 0", r, a)
+	}
+	// Without the pending calls left out, the same state throttles.
+	if allow, p := thr.Decide(now); allow || p != adaptive.Probability(8, 0, adaptive.DefaultK) {
+		t.Errorf("Decide after 8 unanswered requests: allow %v, p %v", allow, p)
+	}
+}

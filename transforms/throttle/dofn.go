@@ -299,7 +299,8 @@ func (f *throttleFn) runWave(ctx context.Context, key string, now func() time.Ti
 			it.First = tnow.UnixMicro()
 		}
 		t.requests++
-		allow, p := f.thr.Decide(tnow)
+		// Calls of this wave decided before this one have not answered yet.
+		allow, p := f.thr.DecideWithPending(tnow, len(calls))
 		if !allow {
 			it.LastOutcome, it.LastError, it.LastStatus, it.LastGRPC, it.LastProb, it.RetryAfter =
 				OutcomeClientThrottled, clientThrottledMessage(p), 0, 0, p, 0
