@@ -25,6 +25,8 @@ POST /admin/faults    ?latency=50ms&jitter=10ms&error_rate=0.3
 POST /admin/reset     zero the stats
 POST /report          ?client_throttled=N
 GET  /healthz         health check
+GET  /                live chart of /stats (HTML page)
+GET  /help            this list
 `
 
 func (h *Handler) routes() {
@@ -41,10 +43,7 @@ func (h *Handler) routes() {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "ok")
 	})
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprint(w, indexPage)
-	})
+	h.pageRoutes(mux) // GET /: live chart page; GET /web/...; GET /help: this index
 	h.mux = mux
 }
 

@@ -48,7 +48,9 @@ const outageRetryAfter = 1
 //	POST /admin/reset       zero the stats
 //	POST /report            ?client_throttled=N: add client-side throttles to the stats
 //	GET  /healthz           200
-//	GET  /                  a text page listing these routes
+//	GET  /                  live chart page (HTML) of /stats: accepted, rejected, client-throttled per second
+//	GET  /help              a text page listing these routes
+//	GET  /web/...           the chart page's files (uPlot, embedded)
 //
 // Bad admin or report parameters are answered 400 with a message.
 type Handler struct {
