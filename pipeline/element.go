@@ -39,6 +39,9 @@ type Element struct {
 	// Attributes are the Pub/Sub attributes of a reprocessed message, kept
 	// so a message parked again keeps them all.
 	Attributes map[string]string
+	// AckID acknowledges the Pub/Sub message once the element's output is
+	// written (end-to-end at-least-once).
+	AckID string
 }
 
 // Result is the Success element of the pipeline: the input and the

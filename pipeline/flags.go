@@ -157,8 +157,10 @@ func (o Options) Validate() error {
 	if _, err := adaptive.ParseMode(o.Mode); err != nil {
 		bad("throttle_mode", "want sre or paced, got %q", o.Mode)
 	}
-	if _, err := throttle.ParseStrategy(o.Strategy); err != nil {
+	if st, err := throttle.ParseStrategy(o.Strategy); err != nil {
 		bad("strategy", "want route, drop or retry, got %q", o.Strategy)
+	} else if st == throttle.Drop && o.Subscription != "" {
+		bad("strategy", "drop cannot be used with --subscription: a dropped message is never written, so it would never be acknowledged")
 	}
 	if o.MaxAttempts < 1 {
 		bad("max_attempts", "must be >= 1, got %d", o.MaxAttempts)

@@ -121,7 +121,7 @@ func (o Options) throttleOptions() ([]throttle.Option, error) {
 	return opts, nil
 }
 
-// Outputs are the formatted outputs of Build, as PCollection<string> of JSON
+// Outputs are the formatted outputs of Build, as PCollection<Line> of JSON
 // lines, already written to the configured sinks.
 type Outputs struct {
 	Success, ClientThrottled, ServerThrottled, Errors beam.PCollection
@@ -149,13 +149,15 @@ func Build(s beam.Scope, o Options) (Outputs, error) {
 	default:
 		return Outputs{}, fmt.Errorf("no source: set --input, --subscription or --generate")
 	}
-	return throttleAndWrite(s, in, o)
+	return throttleAndWrite(s, in, o, nil, nil)
 }
 
 // throttleAndWrite runs the throttle over a PCollection<Element> and writes
 // the outcomes to the sinks. extraErrors (PCollection<throttle.Record>) join
-// the errors output.
-func throttleAndWrite(s beam.Scope, in beam.PCollection, o Options, extraErrors ...beam.PCollection) (Outputs, error) {
+// the errors output; extraDone (PCollection<string>) are ack IDs of messages
+// already written elsewhere (parked). With a subscription source, each
+// message is acknowledged once its output is durably written.
+func throttleAndWrite(s beam.Scope, in beam.PCollection, o Options, extraErrors, extraDone []beam.PCollection) (Outputs, error) {
 	topts, err := o.throttleOptions()
 	if err != nil {
 		return Outputs{}, err
@@ -176,31 +178,45 @@ func throttleAndWrite(s beam.Scope, in beam.PCollection, o Options, extraErrors 
 		errs = beam.Flatten(s, append([]beam.PCollection{errs}, extraErrors...)...)
 	}
 	res := Outputs{
-		Success:         beam.ParDo(s, formatResult, out.Success),
-		ClientThrottled: beam.ParDo(s, formatRecord, out.ClientThrottled),
-		ServerThrottled: beam.ParDo(s, formatRecord, out.ServerThrottled),
-		Errors:          beam.ParDo(s, formatRecord, errs),
+		Success:         beam.ParDo(s, resultLine, out.Success),
+		ClientThrottled: beam.ParDo(s, failureLine, out.ClientThrottled),
+		ServerThrottled: beam.ParDo(s, failureLine, out.ServerThrottled),
+		Errors:          beam.ParDo(s, failureLine, errs),
 	}
+	// Every output is written to files; an outcome that also goes to a topic
+	// counts as done (its message acknowledged) once published, otherwise
+	// once its file is in place.
+	written := map[string]beam.PCollection{
+		OutSuccess:         WriteLines(s, o.OutputPrefix, OutSuccess, res.Success),
+		OutClientThrottled: WriteLines(s, o.OutputPrefix, OutClientThrottled, res.ClientThrottled),
+		OutServerThrottled: WriteLines(s, o.OutputPrefix, OutServerThrottled, res.ServerThrottled),
+		OutErrors:          WriteLines(s, o.OutputPrefix, OutErrors, res.Errors),
+	}
+	done := []beam.PCollection{written[OutSuccess], written[OutErrors]}
 	if o.DeadLetterTopic != "" {
 		dead := []beam.PCollection{out.ClientThrottled, out.ServerThrottled}
 		if o.DeadLetterErrors {
 			dead = append(dead, errs)
+			done = done[:1]
 		}
 		msgs := beam.ParDo(s, &deadLetterFn{Pipeline: o.Name}, beam.Flatten(s, dead...))
-		if err := publish(s.Scope("DeadLetter"), o, o.DeadLetterTopic, msgs); err != nil {
+		published, err := publish(s.Scope("DeadLetter"), o, o.DeadLetterTopic, msgs)
+		if err != nil {
 			return Outputs{}, fmt.Errorf("--dead_letter_topic: %w", err)
 		}
+		done = append(done, published)
+	} else {
+		done = append(done, written[OutClientThrottled], written[OutServerThrottled])
 	}
 	if o.SuccessTopic != "" {
-		if err := publish(s.Scope("Success"), o, o.SuccessTopic, beam.ParDo(s, resultToMessage, out.Success)); err != nil {
+		published, err := publish(s.Scope("Success"), o, o.SuccessTopic, beam.ParDo(s, resultToMessage, out.Success))
+		if err != nil {
 			return Outputs{}, fmt.Errorf("--success_topic: %w", err)
 		}
+		done[0] = published
 	}
-	if o.OutputPrefix != "" {
-		res.Success = WriteLines(s, o.OutputPrefix, OutSuccess, res.Success)
-		res.ClientThrottled = WriteLines(s, o.OutputPrefix, OutClientThrottled, res.ClientThrottled)
-		res.ServerThrottled = WriteLines(s, o.OutputPrefix, OutServerThrottled, res.ServerThrottled)
-		res.Errors = WriteLines(s, o.OutputPrefix, OutErrors, res.Errors)
+	if err := ackDone(s, o, append(done, extraDone...)); err != nil {
+		return Outputs{}, fmt.Errorf("--subscription: %w", err)
 	}
 	return res, nil
 }

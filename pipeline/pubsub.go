@@ -20,6 +20,7 @@ func init() {
 	register.DoFn2x0[throttle.Record, func(pubsubio.Message)](&deadLetterFn{})
 	register.Function1x1[Result, pubsubio.Message](resultToMessage)
 	register.Function1x2[pubsubio.Rejected, string, error](formatRejected)
+	register.Function1x2[pubsubio.Rejected, Line, error](rejectedLine)
 	register.Emitter1[pubsubio.Message]()
 }
 
@@ -45,7 +46,7 @@ const (
 // (dead-letter messages written by this pipeline carry it); the original
 // message ID is kept through reprocessing.
 func messageToElement(m pubsubio.Message) Element {
-	e := Element{Data: m.Data, MessageID: m.ID, Attributes: m.Attributes}
+	e := Element{Data: m.Data, MessageID: m.ID, Attributes: m.Attributes, AckID: m.AckID}
 	if id := m.Attributes[AttrMessageID]; id != "" {
 		e.MessageID = id
 	}
@@ -68,7 +69,7 @@ type deadLetterFn struct {
 
 func (f *deadLetterFn) ProcessElement(r throttle.Record, emit func(pubsubio.Message)) {
 	r, e := unwrapRecord(r)
-	emit(pubsubio.Message{Data: r.Input, Attributes: deadLetterAttributes(r, e.MessageID, f.Pipeline)})
+	emit(pubsubio.Message{Data: r.Input, Attributes: deadLetterAttributes(r, e.MessageID, f.Pipeline), AckID: e.AckID})
 }
 
 // deadLetterAttributes builds the attributes of a dead-letter message,
@@ -119,7 +120,7 @@ func truncateUTF8(s string, n int) string {
 // resultToMessage turns a success into a message for --success_topic: the
 // response as data, the original message ID as attribute.
 func resultToMessage(r Result) pubsubio.Message {
-	m := pubsubio.Message{Data: r.Response}
+	m := pubsubio.Message{Data: r.Response, AckID: r.Input.AckID}
 	if r.Input.MessageID != "" {
 		m.Attributes = map[string]string{AttrMessageID: r.Input.MessageID}
 	}
@@ -145,6 +146,12 @@ func formatRejected(r pubsubio.Rejected) (string, error) {
 	return string(b), err
 }
 
+// rejectedLine formats a refused message as an errors Line.
+func rejectedLine(r pubsubio.Rejected) (Line, error) {
+	text, err := formatRejected(r)
+	return Line{Text: text, AckID: r.Message.AckID}, err
+}
+
 // pubsubEndpoint returns the emulator endpoint for o ("" = environment or
 // production).
 func (o Options) pubsubEndpoint() string { return o.PubSubHost }
@@ -168,6 +175,7 @@ func readSubscription(s beam.Scope, o Options) (beam.PCollection, error) {
 		Subscription: o.Subscription,
 		Endpoint:     o.pubsubEndpoint(),
 		IdleTimeout:  o.IdleTimeout,
+		ManualAck:    true, // acknowledged by ackDone once the outputs are written
 	})
 	if err != nil {
 		return beam.PCollection{}, fmt.Errorf("--subscription: %w", err)
@@ -176,21 +184,33 @@ func readSubscription(s beam.Scope, o Options) (beam.PCollection, error) {
 }
 
 // publish writes msgs to topic and sends the messages Pub/Sub can never
-// accept to the error file sink.
-func publish(s beam.Scope, o Options, topic string, msgs beam.PCollection) error {
-	rejected, err := pubsubio.TryPublish(s, pubsubio.PublishConfig{
+// accept to the error file sink. It returns, as PCollection<string>, the
+// ack IDs of the messages now durably written: published, or refused and
+// written to the errors files.
+func publish(s beam.Scope, o Options, topic string, msgs beam.PCollection) (beam.PCollection, error) {
+	rejected, published, err := pubsubio.TryPublishAcked(s, pubsubio.PublishConfig{
 		Project:  o.project(),
 		Topic:    topic,
 		Endpoint: o.pubsubEndpoint(),
 		Timeout:  o.PublishTimeout,
 	}, msgs)
 	if err != nil {
-		return err
-	}
-	lines := beam.ParDo(s, formatRejected, rejected)
-	if o.OutputPrefix != "" {
-		WriteLines(s, o.OutputPrefix, OutErrors, lines)
+		return beam.PCollection{}, err
 	}
 	beam.ParDo0(s, &countFn{Name: "dead_letter_rejected"}, rejected)
-	return nil
+	written := WriteLines(s, o.OutputPrefix, OutErrors, beam.ParDo(s, rejectedLine, rejected))
+	return beam.Flatten(s, published, written), nil
+}
+
+// ackDone acknowledges the messages whose outputs are written (ack IDs in
+// the done PCollections), when the source is a subscription.
+func ackDone(s beam.Scope, o Options, done []beam.PCollection) error {
+	if o.Subscription == "" || len(done) == 0 {
+		return nil
+	}
+	return pubsubio.TryAck(s.Scope("Ack"), pubsubio.AckConfig{
+		Project:      o.project(),
+		Subscription: o.Subscription,
+		Endpoint:     o.pubsubEndpoint(),
+	}, beam.Flatten(s, done...))
 }

@@ -15,6 +15,7 @@ import (
 func init() {
 	register.DoFn5x0[context.Context, Element, func(Element), func(Element), func(throttle.Record)](&parkFn{})
 	register.Function1x2[Element, string, error](formatParked)
+	register.Function1x2[Element, Line, error](parkedLine)
 	register.Function1x1[Element, pubsubio.Message](parkedMessage)
 	register.DoFn2x0[context.Context, beam.T](&countFn{})
 }
@@ -49,14 +50,15 @@ func Reprocess(s beam.Scope, o Options) (Outputs, error) {
 		return Outputs{}, err
 	}
 	again, parked, malformed := beam.ParDo3(s, &parkFn{MaxTotalAttempts: o.MaxTotalAttempts}, in)
+	var parkedDone beam.PCollection
 	if o.ParkedTopic != "" {
-		if err := publish(s, o, o.ParkedTopic, beam.ParDo(s, parkedMessage, parked)); err != nil {
+		if parkedDone, err = publish(s, o, o.ParkedTopic, beam.ParDo(s, parkedMessage, parked)); err != nil {
 			return Outputs{}, fmt.Errorf("--parked_topic: %w", err)
 		}
 	} else {
-		WriteLines(s, o.OutputPrefix, OutParked, beam.ParDo(s, formatParked, parked))
+		parkedDone = WriteLines(s, o.OutputPrefix, OutParked, beam.ParDo(s, parkedLine, parked))
 	}
-	return throttleAndWrite(s, again, o, malformed)
+	return throttleAndWrite(s, again, o, []beam.PCollection{malformed}, []beam.PCollection{parkedDone})
 }
 
 // parkFn splits reprocessed elements: those to try again, those past the
@@ -72,7 +74,7 @@ func (f *parkFn) ProcessElement(ctx context.Context, e Element, again, parked fu
 		malformedCounter.Inc(ctx, 1)
 		addProgress(OutErrors, 1)
 		malformed(throttle.Record{
-			Input:   mustJSON(Element{Data: e.Data, MessageID: e.MessageID}),
+			Input:   mustJSON(Element{Data: e.Data, MessageID: e.MessageID, AckID: e.AckID}),
 			Error:   fmt.Sprintf("pipeline: dead-letter message %s has a malformed %q attribute %q", e.MessageID, AttrAttempts, e.Attributes[AttrAttempts]),
 			Outcome: throttle.OutcomeError,
 		})
@@ -114,6 +116,12 @@ func formatParked(e Element) (string, error) {
 	return string(b), err
 }
 
+// parkedLine formats a parked element as a Line.
+func parkedLine(e Element) (Line, error) {
+	text, err := formatParked(e)
+	return Line{Text: text, AckID: e.AckID}, err
+}
+
 // parkedMessage is a parked element as a message: the payload unchanged
 // with all its attributes, plus the reason.
 func parkedMessage(e Element) pubsubio.Message {
@@ -124,7 +132,7 @@ func parkedMessage(e Element) pubsubio.Message {
 	if len(attrs) < pubsubio.MaxAttributes {
 		attrs[AttrParkedReason] = parkReason(e)
 	}
-	return pubsubio.Message{Data: e.Data, Attributes: attrs}
+	return pubsubio.Message{Data: e.Data, Attributes: attrs, AckID: e.AckID}
 }
 
 // countFn counts its input elements in a pipeline counter.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"sync/atomic"
 	"unicode/utf8"
 
@@ -18,10 +19,34 @@ import (
 )
 
 func init() {
-	register.DoFn3x1[context.Context, string, func(string), error](&writeLinesFn{})
+	register.DoFn3x1[context.Context, Line, func(string), error](&writeLinesFn{})
 	register.Function1x2[Result, string, error](formatResult)
 	register.Function1x2[throttle.Record, string, error](formatRecord)
+	register.Function1x2[Result, Line, error](resultLine)
+	register.Function1x2[throttle.Record, Line, error](failureLine)
 	register.Emitter1[string]()
+	register.Emitter1[Line]()
+	beam.RegisterType(reflect.TypeOf((*Line)(nil)).Elem())
+}
+
+// Line is one formatted output line and the Pub/Sub ack ID of the message
+// it came from ("" when the input did not come from a subscription).
+type Line struct {
+	Text  string
+	AckID string
+}
+
+// resultLine formats a Success element as a Line.
+func resultLine(r Result) (Line, error) {
+	text, err := formatResult(r)
+	return Line{Text: text, AckID: r.Input.AckID}, err
+}
+
+// failureLine formats a failure Record as a Line.
+func failureLine(r throttle.Record) (Line, error) {
+	text, err := formatRecord(r)
+	_, e := unwrapRecord(r)
+	return Line{Text: text, AckID: e.AckID}, err
 }
 
 // Output names, used for file names, metrics and the summary.
@@ -33,13 +58,14 @@ const (
 	OutParked          = "parked"
 )
 
-// WriteLines writes lines (PCollection<string>) as files
-// <prefix><name>-<uuid>.jsonl, one file per bundle, each line followed by a
-// newline. prefix may be a local path or a gs:// URL. A bundle's file is
-// written under a temporary name and renamed when the bundle finishes; any
-// write, close or rename error fails the bundle so the runner retries it
-// (a retried bundle writes a new file: at-least-once). It returns the
-// written lines, for counting.
+// WriteLines writes lines (PCollection<Line>) as files
+// <prefix><name>-<uuid>.jsonl, one file per bundle, each line's Text
+// followed by a newline. prefix may be a local path or a gs:// URL. A
+// bundle's file is written under a temporary name and renamed when the
+// bundle finishes; any write, close or rename error fails the bundle so the
+// runner retries it (a retried bundle writes a new file: at-least-once). It
+// returns, as PCollection<string>, the ack IDs of the lines whose file was
+// renamed into place: their messages can be acknowledged.
 func WriteLines(s beam.Scope, prefix, name string, lines beam.PCollection) beam.PCollection {
 	s = s.Scope("pipeline.WriteLines." + name)
 	return beam.ParDo(s, &writeLinesFn{Prefix: prefix, Name: name}, lines)
@@ -54,6 +80,7 @@ type writeLinesFn struct {
 	bw    *bufio.Writer
 	tmp   string
 	final string
+	acks  []string // ack IDs of the lines in this bundle's file
 }
 
 func (f *writeLinesFn) Setup(ctx context.Context) error {
@@ -65,7 +92,7 @@ func (f *writeLinesFn) Setup(ctx context.Context) error {
 	return nil
 }
 
-func (f *writeLinesFn) ProcessElement(ctx context.Context, line string, emit func(string)) error {
+func (f *writeLinesFn) ProcessElement(ctx context.Context, line Line, _ func(string)) error {
 	if f.w == nil {
 		id := uuid.NewString()
 		f.final = fmt.Sprintf("%s%s-%s.jsonl", f.Prefix, f.Name, id)
@@ -76,21 +103,24 @@ func (f *writeLinesFn) ProcessElement(ctx context.Context, line string, emit fun
 		}
 		f.w, f.bw = w, bufio.NewWriterSize(w, 64<<10)
 	}
-	if _, err := f.bw.WriteString(line); err != nil {
+	if _, err := f.bw.WriteString(line.Text); err != nil {
 		return fmt.Errorf("pipeline: write %s: %w", f.tmp, err)
 	}
 	if err := f.bw.WriteByte('\n'); err != nil {
 		return fmt.Errorf("pipeline: write %s: %w", f.tmp, err)
 	}
-	emit(line)
+	if line.AckID != "" {
+		f.acks = append(f.acks, line.AckID)
+	}
 	return nil
 }
 
-func (f *writeLinesFn) FinishBundle(ctx context.Context, _ func(string)) error {
+func (f *writeLinesFn) FinishBundle(ctx context.Context, emitAck func(string)) error {
 	if f.w == nil {
 		return nil
 	}
-	defer func() { f.w, f.bw = nil, nil }()
+	acks := f.acks
+	defer func() { f.w, f.bw, f.acks = nil, nil, nil }()
 	if err := f.bw.Flush(); err != nil {
 		f.w.Close()
 		return fmt.Errorf("pipeline: write %s: %w", f.tmp, err)
@@ -100,6 +130,9 @@ func (f *writeLinesFn) FinishBundle(ctx context.Context, _ func(string)) error {
 	}
 	if err := filesystem.Rename(ctx, f.fs, f.tmp, f.final); err != nil {
 		return fmt.Errorf("pipeline: rename %s: %w", f.tmp, err)
+	}
+	for _, id := range acks {
+		emitAck(id)
 	}
 	return nil
 }

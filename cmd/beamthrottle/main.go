@@ -142,7 +142,9 @@ func runDemo(ctx context.Context, o pipeline.Options, stdout, stderr io.Writer) 
 		}
 	}
 
-	fmt.Fprintf(stdout, "quota server %s: %d requests/s (stats: %s/stats)\n", srv.URL, demoQuota, srv.URL)
+	fmt.Fprintf(stdout, "quota server %s: %d requests/s; live chart at %s/ while the demo runs\n", srv.URL, demoQuota, srv.URL)
+	stopReports := reportClientThrottles(srv.Handler)
+	defer stopReports()
 	fmt.Fprintf(stdout, "Pub/Sub emulator %s: dead-letter topic %s\n", ps.Addr, demoDLQ)
 	fmt.Fprintf(stdout, "\n== run 1: %d elements, %d groups x %d per %v (ceiling %.0f/s), %s window, throttle %s\n",
 		o.Generate, o.Groups, o.BatchSize, o.BatchInterval, float64(o.Groups*o.BatchSize)/o.BatchInterval.Seconds(), o.Window, o.Mode)
@@ -173,6 +175,35 @@ func runDemo(ctx context.Context, o pipeline.Options, stdout, stderr io.Writer) 
 	}
 	fmt.Fprintf(stdout, "all %d original elements accounted for exactly once; outputs under %s{run1,run2}/\n", o.Generate, o.OutputPrefix)
 	return nil
+}
+
+// reportClientThrottles adds the pipeline's client-side throttles to the
+// quota server's stats every second, so its chart page shows them next to
+// what the server accepted and rejected. It returns a stop function.
+func reportClientThrottles(h *testserver.Handler) func() {
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		var last int64
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				// Progress restarts at 0 for each run.
+				n := pipeline.Progress()[pipeline.OutClientThrottled]
+				if n < last {
+					last = 0
+				}
+				h.ReportClientThrottled(n - last)
+				last = n
+			}
+		}
+	}()
+	return func() { close(stop); <-done }
 }
 
 // isSet reports whether the flag was given on the command line.

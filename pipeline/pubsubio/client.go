@@ -182,3 +182,43 @@ func (sc *sharedClient) leaseKeeper(sub string, deadline time.Duration) *leaseKe
 	sc.leases[key] = k
 	return k
 }
+
+// leaseKeepers returns every lease keeper of the process for subscription
+// sub (a full name) on the service a client with endpoint connects to,
+// whatever project, endpoint spelling or deadline it was made with. Ack IDs
+// are unique within a service, so removing one from a keeper that does not
+// hold it is a no-op.
+func leaseKeepers(endpoint, sub string) []*leaseKeeper {
+	target := clientKey{endpoint: endpoint, emulatorHost: os.Getenv("PUBSUB_EMULATOR_HOST")}.service()
+	sharedClients.mu.Lock()
+	defer sharedClients.mu.Unlock()
+	var out []*leaseKeeper
+	for _, sc := range sharedClients.m {
+		if sc.key.service() != target {
+			continue
+		}
+		for key, k := range sc.leases {
+			if key.sub == sub {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+// service returns the emulator address a client with key k connects to, or
+// "" for the production service.
+func (k clientKey) service() string {
+	if k.endpoint != "" {
+		return k.endpoint
+	}
+	return k.emulatorHost
+}
+
+// forgetLeases stops the extension of ackIDs of subscription sub on the
+// service at endpoint by every lease keeper of the process.
+func forgetLeases(endpoint, sub string, ackIDs []string) {
+	for _, k := range leaseKeepers(endpoint, sub) {
+		k.remove(ackIDs)
+	}
+}

@@ -41,3 +41,21 @@ func Example_replay() {
 	_ = rejected // Write it to an error sink.
 	_ = p        // Run it with beamx.Run.
 }
+
+// Acknowledge each message only once its result is durably published:
+// nothing buffered in the pipeline is lost if the job dies, since Pub/Sub
+// delivers unacknowledged messages again.
+func Example_manualAck() {
+	p, s := beam.NewPipelineWithRoot()
+	in := pubsubio.AckConfig{Project: "my-project", Subscription: "requests"}
+	msgs := pubsubio.Read(s, pubsubio.ReadConfig{
+		Project:      in.Project,
+		Subscription: in.Subscription,
+		ManualAck:    true,
+	})
+	// ... transform msgs, keeping each Message's AckID ...
+	rejected, published := pubsubio.PublishAcked(s, pubsubio.PublishConfig{Project: "my-project", Topic: "results"}, msgs)
+	pubsubio.Ack(s, in, published)
+	_ = rejected // Write it to an error sink, then Ack its Message.AckID too.
+	_ = p        // Run it with beamx.Run.
+}

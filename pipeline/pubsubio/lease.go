@@ -8,8 +8,9 @@ import (
 )
 
 // leaseKeeper keeps pulled messages leased, by extending their ack deadlines
-// periodically, from the Pull until their bundle is finalized (remove) or
-// until the time given to add has passed, whichever comes first. Its
+// periodically, from the Pull until they are acknowledged (remove: by the
+// next round of Read, or by Ack in ManualAck mode) or until the time given
+// to add has passed, whichever comes first. Its
 // goroutine runs only while it holds leases, so a keeper whose DoFn is never
 // torn down does not leak it. It is safe for concurrent use.
 type leaseKeeper struct {

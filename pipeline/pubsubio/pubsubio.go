@@ -13,6 +13,11 @@
 //     the bundle that emitted it. It runs forever (streaming) or, with
 //     [ReadConfig.IdleTimeout], until the subscription has been quiet for a
 //     while (draining a dead-letter backlog in batch).
+//   - End-to-end acknowledgement: with [ReadConfig.ManualAck], Read does not
+//     acknowledge at all; it emits each message with its [Message.AckID] and
+//     keeps it leased, and the pipeline passes the ack ID to [Ack] once the
+//     message's outputs are durably written. [PublishAcked] is such a sink:
+//     it emits the ack IDs of the messages Pub/Sub confirmed.
 //
 // Both honour PUBSUB_EMULATOR_HOST, or an explicit Endpoint, so they run
 // against the emulator in cmd/pubsub-emulator or an in-process pstest server.
@@ -49,6 +54,10 @@ type Message struct {
 	// PublishTime is when the server received the message, in Unix
 	// microseconds. It is set by Read and ignored by Publish.
 	PublishTime int64
+	// AckID is set by Read in ManualAck mode (empty otherwise): pass it to
+	// [Ack] once the message's outputs are durable. Publish does not send it;
+	// [PublishAcked] emits it once the message is published.
+	AckID string
 }
 
 // Rejected is a message that Publish did not send because Pub/Sub can never

@@ -63,6 +63,23 @@ const (
 // acknowledges the round before it and then finds nothing to pull, so a
 // drained subscription is empty when the pipeline ends.
 //
+// With cfg.ManualAck, "committed by the runner" is not enough (on Prism it
+// means held in the runner's memory), so Read acknowledges nothing: it
+// emits each message with [Message.AckID] set and keeps it leased until
+// the pipeline acknowledges it with [Ack], after writing its outputs
+// durably, or until cfg.MaxExtension has passed (then Pub/Sub delivers it
+// again). The lease keeper is shared by every Read of the worker process,
+// so an Ack anywhere in the process stops the extension. An Ack in another
+// process acknowledges the message too, but this process goes on extending
+// its lease (harmlessly) until cfg.MaxExtension.
+//
+//	msgs := pubsubio.Read(s, pubsubio.ReadConfig{
+//		Project: "my-project", Subscription: "requests", ManualAck: true,
+//	})
+//	// ... process msgs into outs, a PCollection<Message> carrying the AckIDs ...
+//	_, published := pubsubio.PublishAcked(s, pubsubio.PublishConfig{Project: "my-project", Topic: "results"}, outs)
+//	pubsubio.Ack(s, pubsubio.AckConfig{Project: "my-project", Subscription: "requests"}, published)
+//
 // Bundle finalization (beam.BundleFinalization) would be the textbook
 // mechanism, and Prism does request it after persisting a bundle, but the
 // Beam Go v2.77.0 harness runs finalization callbacks only for the first
@@ -202,14 +219,18 @@ func (f *readFn) ProcessElement(ctx context.Context, rt *sdf.LockRTracker, _ []b
 	}
 }
 
-// handOver leases msgs, records their ack IDs for the next round and emits
-// them.
+// handOver leases msgs, records their ack IDs for the next round (unless
+// the pipeline acknowledges them: ManualAck) and emits them.
 func (f *readFn) handOver(ctx context.Context, rt *sdf.LockRTracker, msgs []*pubsubpb.ReceivedMessage, emit func(beam.EventTime, Message)) error {
 	ackIDs := make([]string, len(msgs))
 	for i, rm := range msgs {
 		ackIDs[i] = rm.GetAckId()
 	}
-	if !rt.TryClaim(claimPulled{ackIDs}) {
+	next := ackIDs // For the next round to acknowledge.
+	if f.cfg.ManualAck {
+		next = nil
+	}
+	if !rt.TryClaim(claimPulled{next}) {
 		// Cannot happen: the tracker refuses splits until the checkpoint.
 		// The messages are not emitted; they are delivered again.
 		return fmt.Errorf("pubsubio.Read: round ended before %d pulled messages were emitted: %v", len(msgs), rt.GetError())
@@ -221,12 +242,16 @@ func (f *readFn) handOver(ctx context.Context, rt *sdf.LockRTracker, msgs []*pub
 	for _, rm := range msgs {
 		pm := rm.GetMessage()
 		t := pm.GetPublishTime().AsTime()
-		emit(mtime.FromTime(t), Message{
+		m := Message{
 			Data:        pm.GetData(),
 			Attributes:  pm.GetAttributes(),
 			ID:          pm.GetMessageId(),
 			PublishTime: t.UnixMicro(),
-		})
+		}
+		if f.cfg.ManualAck {
+			m.AckID = rm.GetAckId()
+		}
+		emit(mtime.FromTime(t), m)
 	}
 	readCount.Inc(ctx, int64(len(msgs)))
 	return nil

@@ -43,12 +43,26 @@ type ReadConfig struct {
 	AckDeadline time.Duration
 	// MaxExtension bounds how long a pulled message is kept leased while it
 	// waits to be acknowledged. A message not acknowledged by then (its
-	// bundle is very slow, failed, or its job died) is delivered again once
-	// its last lease lapses. Zero means DefaultMaxExtension.
+	// bundle is very slow, failed, or its job died; in ManualAck mode, the
+	// pipeline has not passed its ack ID to Ack yet) is delivered again once
+	// its last lease lapses: a duplicate, not a loss. Zero means
+	// DefaultMaxExtension.
 	MaxExtension time.Duration
 	// PollTimeout bounds how long one Pull waits for messages. Zero means
 	// DefaultPollTimeout.
 	PollTimeout time.Duration
+	// ManualAck makes the pipeline, not Read, acknowledge messages. Read
+	// emits each Message with its AckID set and never acknowledges it; it
+	// keeps the message leased (AckDeadline, renewed, for at most
+	// MaxExtension; after that Pub/Sub delivers it again) until [Ack]
+	// acknowledges it. The pipeline passes the AckID to Ack after writing
+	// the message's outputs durably (see [PublishAcked]), so a message
+	// buffered downstream when the job dies is delivered again rather than
+	// lost. Every message must reach Ack eventually (a message the pipeline
+	// drops must be acknowledged too), or it is delivered again after
+	// MaxExtension. False: Read acknowledges each message once the runner
+	// has committed the bundle that emitted it.
+	ManualAck bool
 }
 
 // check reports a configuration that can never work.

@@ -50,7 +50,8 @@ var (
 
 // Validate reports why Pub/Sub would never accept m (nil if it would). The
 // error wraps one of ErrEmpty, ErrTooLarge, ErrTooManyAttributes,
-// ErrAttributeTooLong or ErrAttributeNotUTF8. ID and PublishTime are ignored.
+// ErrAttributeTooLong or ErrAttributeNotUTF8. ID, PublishTime and AckID are
+// ignored.
 func Validate(m Message) error {
 	if len(m.Data) == 0 && len(m.Attributes) == 0 {
 		return ErrEmpty
