@@ -302,11 +302,17 @@ func (h *HTTP) Call(ctx context.Context, req []byte) ([]byte, error) {
 func (rt *httpRuntime) statusError(resp *http.Response) error {
 	excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, excerptReadBytes))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrainBytes))
+	body := string(excerpt)
+	if len(excerpt) == excerptReadBytes {
+		// The read limit may have cut a header value in two: its start
+		// would escape redaction.
+		body = rt.redactPartialSuffix(body)
+	}
 	e := &StatusError{
 		StatusCode: resp.StatusCode,
 		Method:     rt.method,
 		URL:        rt.display,
-		Message:    rt.excerpt(string(excerpt)),
+		Message:    rt.excerpt(body),
 	}
 	ra, hasRA := ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	switch resp.StatusCode {
@@ -369,6 +375,19 @@ func (rt *httpRuntime) excerpt(body string) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// redactPartialSuffix redacts a trailing start of a secret, where a body
+// was cut.
+func (rt *httpRuntime) redactPartialSuffix(s string) string {
+	for _, secret := range rt.secrets {
+		for k := len(secret) - 1; k > 0; k-- {
+			if strings.HasSuffix(s, secret[:k]) {
+				return s[:len(s)-k] + redacted
+			}
+		}
+	}
+	return s
 }
 
 func (rt *httpRuntime) redact(s string) string {

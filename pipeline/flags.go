@@ -40,7 +40,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.StringVar(&o.CallerOptions.URL, "url", "", "URL the http caller sends each payload to.")
 	fs.StringVar(&o.CallerOptions.Method, "method", "POST", "HTTP method of the http caller.")
 	fs.StringVar(&o.CallerOptions.ContentType, "content_type", "application/json", "Content-Type of the http caller's requests.")
-	fs.Func("header", "HTTP header 'Name: value' sent on every call (repeatable; value never logged). Prefer --header_env for secrets.", func(v string) error {
+	fs.Func("header", "HTTP header 'Name: value' sent on every call (repeatable). The value is redacted from errors and outputs but is part of the job graph (shown by Beam's debug logs): use --header_env for secrets.", func(v string) error {
 		name, value, ok := strings.Cut(v, ":")
 		if !ok || strings.TrimSpace(name) == "" {
 			return errors.New("want 'Name: value'")

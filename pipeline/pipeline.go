@@ -111,7 +111,6 @@ func (o Options) throttleOptions() ([]throttle.Option, error) {
 		{o.MaxAge != 0, throttle.WithMaxAge(o.MaxAge)},
 		{o.CallTimeout != 0, throttle.WithCallTimeout(o.CallTimeout)},
 		{o.CallsInFlight != 0, throttle.WithCallsInFlight(o.CallsInFlight)},
-		{o.MaxPayload != 0, throttle.WithMaxPayloadBytes(o.MaxPayload)},
 		{o.MaxBuffered != 0, throttle.WithMaxBuffered(o.MaxBuffered)},
 	} {
 		if c.set {
@@ -168,6 +167,13 @@ func throttleAndWrite(s beam.Scope, in beam.PCollection, o Options, extraErrors,
 	}
 	if _, ok := lookupCaller(name); !ok {
 		return Outputs{}, fmt.Errorf("--caller: no caller registered as %q (registered: %v)", name, Callers())
+	}
+	if o.MaxPayload > 0 {
+		// Checked here on the payload itself: the transform would measure
+		// the encoded Element around it.
+		var tooLarge beam.PCollection
+		in, tooLarge = beam.ParDo2(s, &payloadLimitFn{Max: o.MaxPayload}, in)
+		extraErrors = append(extraErrors, tooLarge)
 	}
 	out, err := throttle.TryAdaptive(s.Scope("throttle.Adaptive"), in, &elementCaller{Name: name, Options: o.CallerOptions}, topts...)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -105,8 +106,10 @@ func deadLetterAttributes(r throttle.Record, messageID, pipeline string) map[str
 	return a
 }
 
-// truncateUTF8 cuts s to at most n bytes without splitting a character.
+// truncateUTF8 makes s valid UTF-8 (Pub/Sub refuses anything else) and
+// cuts it to at most n bytes without splitting a character.
 func truncateUTF8(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
 	if len(s) <= n {
 		return s
 	}

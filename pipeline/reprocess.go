@@ -18,6 +18,7 @@ func init() {
 	register.Function1x2[Element, Line, error](parkedLine)
 	register.Function1x1[Element, pubsubio.Message](parkedMessage)
 	register.DoFn2x0[context.Context, beam.T](&countFn{})
+	register.DoFn4x0[context.Context, Element, func(Element), func(throttle.Record)](&payloadLimitFn{})
 }
 
 // Counters of the pipeline itself (namespace beamthrottle.pipeline).
@@ -25,6 +26,7 @@ var (
 	parkedCounter      = beam.NewCounter(metricsNamespace, OutParked)
 	reprocessedCounter = beam.NewCounter(metricsNamespace, "reprocessed")
 	malformedCounter   = beam.NewCounter(metricsNamespace, "malformed")
+	oversizeCounter    = beam.NewCounter(metricsNamespace, "oversize")
 )
 
 // AttrParkedReason is added to a parked message's attributes.
@@ -146,4 +148,24 @@ func (f *countFn) ProcessElement(ctx context.Context, _ beam.T) {
 		f.c = beam.NewCounter(metricsNamespace, f.Name)
 	}
 	f.c.Inc(ctx, 1)
+}
+
+// payloadLimitFn sends elements whose payload is larger than Max bytes to
+// the errors output without a call.
+type payloadLimitFn struct {
+	Max int
+}
+
+func (f *payloadLimitFn) ProcessElement(ctx context.Context, e Element, ok func(Element), tooLarge func(throttle.Record)) {
+	if len(e.Data) <= f.Max {
+		ok(e)
+		return
+	}
+	oversizeCounter.Inc(ctx, 1)
+	addProgress(OutErrors, 1)
+	tooLarge(throttle.Record{
+		Input:   mustJSON(e),
+		Error:   fmt.Sprintf("pipeline: payload of %d bytes exceeds --max_payload_bytes=%d", len(e.Data), f.Max),
+		Outcome: throttle.OutcomeError,
+	})
 }

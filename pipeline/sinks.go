@@ -159,7 +159,7 @@ func formatResult(r Result) (string, error) {
 	addProgress(OutSuccess, 1)
 	j := resultJSON{MessageID: r.Input.MessageID}
 	j.Input, j.Encoding = textOrBase64(r.Input.Data)
-	if json.Valid(r.Response) {
+	if json.Valid(r.Response) && utf8.Valid(r.Response) {
 		j.Response = r.Response
 	} else {
 		s, enc := textOrBase64(r.Response)

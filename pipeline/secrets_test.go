@@ -1,0 +1,262 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
+
+	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
+)
+
+// lockedBuffer is a bytes.Buffer safe for concurrent use.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// beamLogger is a beam/log Logger writing to w what Beam logs by default
+// (--log_level=info): everything but debug.
+type beamLogger struct{ w io.Writer }
+
+func (l beamLogger) Log(_ context.Context, sev beamlog.Severity, _ int, msg string) {
+	if sev >= beamlog.SevInfo {
+		fmt.Fprintf(l.w, "beam log (severity %d): %s\n", sev, msg)
+	}
+}
+
+// captureLogs redirects, until stop is called, everything a run logs in
+// this process to a buffer:
+//   - the default slog logger, at debug level: Prism logs through it,
+//     including every log line of the SDK workers (they run in-process and
+//     send their beam/log output to Prism), and the standard log package
+//     writes through it;
+//   - beam/log on the launching side (job submission and state), at info
+//     level and above, until a worker replaces it with its remote logger;
+//   - whatever is written to os.Stdout and os.Stderr.
+//
+// stop restores them, except beam/log, which is left logging through slog
+// as it does by default (it has no getter for the logger it had).
+func captureLogs(t *testing.T) (logs *lockedBuffer, stop func()) {
+	t.Helper()
+	logs = &lockedBuffer{}
+	oldLogger, oldStdout, oldStderr := slog.Default(), os.Stdout, os.Stderr
+	slog.SetDefault(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	beamlog.SetLogger(beamLogger{logs})
+	var wg sync.WaitGroup
+	var pipes []*os.File
+	redirect := func(f **os.File) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		*f = w
+		pipes = append(pipes, w)
+		wg.Go(func() {
+			io.Copy(logs, r)
+			r.Close()
+		})
+	}
+	redirect(&os.Stdout)
+	redirect(&os.Stderr)
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			os.Stdout, os.Stderr = oldStdout, oldStderr
+			slog.SetDefault(oldLogger)
+			beamlog.SetLogger(&beamlog.Structural{})
+			for _, w := range pipes {
+				w.Close()
+			}
+			wg.Wait()
+		})
+	}
+	t.Cleanup(stop)
+	return logs, stop
+}
+
+// TestSecretsNeverLeak plants header values for the HTTP caller, given as
+// the binary's flags (--header, and --header_env through an environment
+// variable), and runs the pipeline against a backend that fails in every
+// way (429, 500, 503, 400, timeouts, closed connections) and echoes the
+// request's headers in its error bodies. None of the values may appear in
+// any output file, dead-letter message (data or attributes), log line
+// (Prism's and the SDK workers', at debug level, and anything written to
+// stderr), metric, progress line or summary, neither as they are nor
+// base64-encoded.
+//
+// Beam's launcher logs at its default level (info). At debug level it also
+// prints the whole pipeline proto, where --header values, being part of the
+// job graph (the serialised caller), appear base64-encoded; --header_env
+// values never do, since workers read them from their environment.
+func TestSecretsNeverLeak(t *testing.T) {
+	const (
+		bearer = "planted-bearer-8d1c55e0a4f2"
+		direct = "planted-direct-3b9f07c6d1e8"
+		apiKey = "planted-apikey-f61a2e94b7c3"
+		envVar = "BEAMTHROTTLE_TEST_API_KEY"
+		n      = 120
+	)
+	secrets := []string{bearer, direct, apiKey}
+	t.Setenv(envVar, apiKey)
+	backend := newFaultyBackend(t)
+	ps := emulator(t, "dlq")
+	out := t.TempDir()
+
+	fset := flag.NewFlagSet("beamthrottle", flag.ContinueOnError)
+	o := RegisterFlags(fset)
+	if err := fset.Parse([]string{
+		"--name=secrets", "--generate=" + fmt.Sprint(n), "--url=" + backend.URL + "/api",
+		"--header=Authorization: Bearer " + bearer, "--header=X-Direct: " + direct, "--header_env=X-Api-Key=" + envVar,
+		"--groups=2", "--batch_size=50", "--batch_interval=50ms", "--call_timeout=200ms", "--calls_in_flight=10",
+		"--strategy=retry", "--max_attempts=2",
+		"--dead_letter_topic=dlq", "--dead_letter_errors", "--pubsub_emulator=" + ps.Addr, "--pubsub_project=" + project,
+		"--output_prefix=" + out + "/",
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+
+	logs, stop := captureLogs(t)
+	p, s := beam.NewPipelineWithRoot()
+	_, err := Build(s, *o)
+	var res beam.PipelineResult
+	if err == nil {
+		res, err = beamx.RunWithMetrics(context.Background(), p)
+	}
+	stop()
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+
+	// Everything the run produced, by where it came from.
+	haystacks := map[string]string{"logs": logs.String()}
+	sum := SummaryFrom(res)
+	var table strings.Builder
+	sum.WriteTable(&table, n)
+	haystacks["summary"] = table.String() + ProgressLine(n)
+	var metrics strings.Builder
+	all := res.Metrics().AllMetrics()
+	for _, c := range all.Counters() {
+		fmt.Fprintf(&metrics, "%+v %d\n", c.Key, c.Result())
+	}
+	for _, d := range all.Distributions() {
+		fmt.Fprintf(&metrics, "%+v %+v\n", d.Key, d.Result())
+	}
+	for _, g := range all.Gauges() {
+		fmt.Fprintf(&metrics, "%+v %+v\n", g.Key, g.Result())
+	}
+	haystacks["metrics"] = metrics.String()
+	err = filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		haystacks[path] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := pubsubio.Drain(context.Background(), project, "dlq-sub", ps.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range msgs {
+		haystacks[fmt.Sprintf("dead letter %d", i)] = fmt.Sprintf("%s %s %v", m.Data, m.ID, m.Attributes)
+	}
+
+	for where, text := range haystacks {
+		for _, secret := range secrets {
+			if found, depth := findEncoded([]byte(text), []byte(secret), 3); found != "" {
+				t.Errorf("%s leaks planted secret %q (under %d layers of base64): …%s…", where, secret, depth, found)
+			}
+		}
+	}
+
+	// The test is not vacuous: the backend received every value, its error
+	// bodies echoing them were redacted, the run failed in every way and its
+	// workers' log lines were captured.
+	for name, want := range map[string]string{"Authorization": "Bearer " + bearer, "X-Direct": direct, "X-Api-Key": apiKey} {
+		if got := backend.headerValues(name); len(got) == 0 || got[0] != want {
+			t.Errorf("backend got %s values %q, want %q", name, got, want)
+		}
+	}
+	var redacted int
+	for _, l := range readLines(t, o.OutputPrefix, OutErrors) {
+		if strings.Contains(l["error"].(string), "<redacted>") {
+			redacted++
+		}
+	}
+	if redacted == 0 {
+		t.Errorf("no error line shows a redacted header: the backend's echo did not reach the records")
+	}
+	if sum.Total() != n || sum.Success == 0 || sum.ServerThrottled == 0 || sum.Errors == 0 || len(msgs) == 0 {
+		t.Errorf("summary %+v, %d dead letters: want %d elements in all outcomes, some dead-lettered", sum, len(msgs), n)
+	}
+	for _, want := range []string{"[SDK] throttle: caller", "starting job-", "Submitted job: job-"} {
+		if !strings.Contains(haystacks["logs"], want) {
+			t.Errorf("captured logs lack %q: the capture missed the run's logs", want)
+		}
+	}
+}
+
+// base64Run matches runs of base64 text (standard or URL alphabet).
+var base64Run = regexp.MustCompile(`[A-Za-z0-9+/_-]{16,}`)
+
+// findEncoded looks for secret in text and, up to depth layers down, in
+// what the base64 runs of text decode to (at every alignment): serialised
+// pipelines and JSON byte fields carry values base64-encoded. It returns
+// the neighbourhood of the first occurrence and its depth, or "".
+func findEncoded(text, secret []byte, depth int) (string, int) {
+	if i := bytes.Index(text, secret); i >= 0 {
+		return string(text[max(0, i-100):min(len(text), i+len(secret)+50)]), 0
+	}
+	if depth == 0 {
+		return "", 0
+	}
+	for _, run := range base64Run.FindAll(text, -1) {
+		for off := range 4 {
+			chunk := run[off:]
+			chunk = chunk[:len(chunk)/4*4]
+			for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+				dec, err := enc.DecodeString(string(chunk))
+				if err != nil {
+					continue
+				}
+				if found, d := findEncoded(dec, secret, depth-1); found != "" {
+					return found, d + 1
+				}
+			}
+		}
+	}
+	return "", 0
+}
