@@ -45,10 +45,18 @@ sim:
 
 # Longer fuzzing runs (make test runs only the seed corpora).
 FUZZTIME ?= 30s
+FUZZ_TARGETS := \
+	./transforms/adaptive:FuzzProbability ./transforms/adaptive:FuzzPaced \
+	./transforms/throttle:FuzzRecordUnmarshal ./transforms/throttle:FuzzRecordMarshal \
+	./clientcall:FuzzParseRetryAfter ./clientcall:FuzzHTTPAnswer \
+	./pipeline:FuzzMessageToElement ./pipeline:FuzzDeadLetterAttributes \
+	./pipeline:FuzzFormatRecord ./pipeline:FuzzFormatResult
 fuzz:
-	$(GO) test -run='^$$' -fuzz=FuzzProbability -fuzztime=$(FUZZTIME) ./transforms/adaptive/
-	$(GO) test -run='^$$' -fuzz=FuzzPaced -fuzztime=$(FUZZTIME) ./transforms/adaptive/
-	$(GO) test -run='^$$' -fuzz=FuzzParseRetryAfter -fuzztime=$(FUZZTIME) ./clientcall/
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "== $$fn ($$pkg)"; \
+		$(GO) test -run='^$$' -fuzz="^$$fn$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
+	done
 
 lint: fmt vet staticcheck
 

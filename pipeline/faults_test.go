@@ -370,7 +370,8 @@ func TestReprocessMalformedDeadLetters(t *testing.T) {
 		pubsubio.Message{Data: []byte("no-attributes")},
 		pubsubio.Message{Data: []byte("\xff\xfe binary"), Attributes: map[string]string{AttrAttempts: "1"}},
 		pubsubio.Message{Attributes: map[string]string{AttrAttempts: "1", "note": "no data"}})
-	wantOK = append(wantOK, "no-attributes", "\xff\xfe binary", "")
+	wantOK = append(wantOK, "no-attributes", "\xff\xfe binary")
+	wantErrors = append(wantErrors, "")
 	if _, err := pubsubio.PublishMessages(context.Background(), project, "dlq", ps.Addr, msgs); err != nil {
 		t.Fatal(err)
 	}
@@ -389,6 +390,12 @@ func TestReprocessMalformedDeadLetters(t *testing.T) {
 	checkConservation(t, lines, sum, append(append([]string(nil), wantErrors...), wantOK...))
 	for _, l := range lines[OutErrors] {
 		in := inputOf(t, l)
+		if in == "" {
+			if l["error"] != "pipeline: empty payload" {
+				t.Errorf("empty payload's error line %v", l)
+			}
+			continue
+		}
 		var i int
 		if _, err := fmt.Sscanf(in, "malformed-%d", &i); err != nil {
 			t.Errorf("error line for %q, want only malformed ones", in)
@@ -397,11 +404,6 @@ func TestReprocessMalformedDeadLetters(t *testing.T) {
 		want := fmt.Sprintf(`malformed "attempts" attribute %q`, malformed[i])
 		if errText, _ := l["error"].(string); !strings.Contains(errText, want) || l["message_id"] != "orig-"+in {
 			t.Errorf("error line %v: want error containing %s and message_id orig-%s", l, want, in)
-		}
-	}
-	for _, l := range lines[OutSuccess] {
-		if in := inputOf(t, l); in == "" && l["response"] != "" {
-			t.Errorf("empty payload: got response %v, want the empty echo", l["response"])
 		}
 	}
 	if left, err := pubsubio.Drain(context.Background(), project, "dlq-sub", ps.Addr); err != nil || len(left) != 0 {
@@ -421,5 +423,23 @@ func TestMaxPayloadCountsThePayload(t *testing.T) {
 	sum := run(t, o)
 	if sum.Success != 1 || sum.Errors != 1 || sum.Total() != 2 {
 		t.Errorf("summary %+v: want the short line to succeed and the 101-byte one to fail", sum)
+	}
+}
+
+// TestInputFormatJSONL: with --input_format=jsonl a line that is not JSON
+// goes to errors with a clear message and no call; valid lines are sent.
+func TestInputFormatJSONL(t *testing.T) {
+	o := baseOptions(t)
+	o.Input = writeInput(t, []string{`{"ok":1}`, `{"truncated":`, `plain text`, `[1,2]`})
+	o.Caller = "echo"
+	o.InputFormat = "jsonl"
+	sum := run(t, o)
+	if sum.Success != 2 || sum.Errors != 2 {
+		t.Errorf("summary %+v: want 2 successes and 2 errors", sum)
+	}
+	for _, l := range readLines(t, o.OutputPrefix, OutErrors) {
+		if e, _ := l["error"].(string); !strings.HasPrefix(e, "pipeline: malformed JSON line (--input_format=jsonl): ") {
+			t.Errorf("error line %v", l)
+		}
 	}
 }

@@ -28,6 +28,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.StringVar(&o.Name, "name", DefaultName, "Pipeline name, written to dead-letter attributes.")
 
 	fs.StringVar(&o.Input, "input", "", "Source: glob of text/JSONL files, one payload per non-empty line (bounded).")
+	fs.StringVar(&o.InputFormat, "input_format", "text", "Payload check: text (payloads sent as they are) or jsonl (a payload that is not valid JSON goes to errors without a call).")
 	fs.StringVar(&o.Subscription, "subscription", "", "Source: Pub/Sub subscription, ID or projects/P/subscriptions/S (unbounded unless --idle_timeout).")
 	fs.IntVar(&o.Generate, "generate", 0, "Source: N synthetic JSON elements (bounded), for demos and benchmarks.")
 	fs.Float64Var(&o.GenerateRate, "generate_rate", 0, "With --generate: emit the elements at this rate per second as a streaming source (0 = all at once, bounded).")
@@ -104,6 +105,9 @@ func (o Options) Validate() error {
 	}
 	if sources != 1 {
 		bad("input", "exactly one source is needed: --input, --subscription or --generate (got %d)", sources)
+	}
+	if o.InputFormat != "" && o.InputFormat != "text" && o.InputFormat != "jsonl" {
+		bad("input_format", "want text or jsonl, got %q", o.InputFormat)
 	}
 	if o.Generate < 0 {
 		bad("generate", "must be >= 0, got %d", o.Generate)

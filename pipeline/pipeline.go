@@ -29,6 +29,7 @@ type Options struct {
 
 	// Sources: exactly one of Input, Subscription or Generate.
 	Input        string  // file glob (bounded)
+	InputFormat  string  // "text" (default: payloads as they are) or "jsonl" (payloads must be JSON)
 	Subscription string  // Pub/Sub subscription (unbounded unless IdleTimeout > 0)
 	Generate     int     // number of synthetic elements (bounded)
 	GenerateRate float64 // with Generate: emit them at this rate, as an unbounded (streaming) source
@@ -168,13 +169,12 @@ func throttleAndWrite(s beam.Scope, in beam.PCollection, o Options, extraErrors,
 	if _, ok := lookupCaller(name); !ok {
 		return Outputs{}, fmt.Errorf("--caller: no caller registered as %q (registered: %v)", name, Callers())
 	}
-	if o.MaxPayload > 0 {
-		// Checked here on the payload itself: the transform would measure
-		// the encoded Element around it.
-		var tooLarge beam.PCollection
-		in, tooLarge = beam.ParDo2(s, &payloadLimitFn{Max: o.MaxPayload}, in)
-		extraErrors = append(extraErrors, tooLarge)
-	}
+	// Payloads are checked here, on the payload itself (the transform would
+	// measure the encoded Element around it): empty, over --max_payload_bytes,
+	// or, with --input_format=jsonl, not JSON: an error record, no call.
+	var bad beam.PCollection
+	in, bad = beam.ParDo2(s, &payloadCheckFn{Max: o.MaxPayload, JSON: o.InputFormat == "jsonl"}, in)
+	extraErrors = append(extraErrors, bad)
 	out, err := throttle.TryAdaptive(s.Scope("throttle.Adaptive"), in, &elementCaller{Name: name, Options: o.CallerOptions}, topts...)
 	if err != nil {
 		return Outputs{}, err

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -18,7 +19,7 @@ func init() {
 	register.Function1x2[Element, Line, error](parkedLine)
 	register.Function1x1[Element, pubsubio.Message](parkedMessage)
 	register.DoFn2x0[context.Context, beam.T](&countFn{})
-	register.DoFn4x0[context.Context, Element, func(Element), func(throttle.Record)](&payloadLimitFn{})
+	register.DoFn4x0[context.Context, Element, func(Element), func(throttle.Record)](&payloadCheckFn{})
 }
 
 // Counters of the pipeline itself (namespace beamthrottle.pipeline).
@@ -26,7 +27,7 @@ var (
 	parkedCounter      = beam.NewCounter(metricsNamespace, OutParked)
 	reprocessedCounter = beam.NewCounter(metricsNamespace, "reprocessed")
 	malformedCounter   = beam.NewCounter(metricsNamespace, "malformed")
-	oversizeCounter    = beam.NewCounter(metricsNamespace, "oversize")
+	badInputCounter    = beam.NewCounter(metricsNamespace, "bad_input")
 )
 
 // AttrParkedReason is added to a parked message's attributes.
@@ -150,22 +151,33 @@ func (f *countFn) ProcessElement(ctx context.Context, _ beam.T) {
 	f.c.Inc(ctx, 1)
 }
 
-// payloadLimitFn sends elements whose payload is larger than Max bytes to
-// the errors output without a call.
-type payloadLimitFn struct {
-	Max int
+// payloadCheckFn sends elements whose payload cannot be sent to the errors
+// output without a call: an empty payload, one larger than Max bytes (when
+// Max > 0), and, when JSON is set, one that is not valid JSON.
+type payloadCheckFn struct {
+	Max  int
+	JSON bool
 }
 
-func (f *payloadLimitFn) ProcessElement(ctx context.Context, e Element, ok func(Element), tooLarge func(throttle.Record)) {
-	if len(e.Data) <= f.Max {
+func (f *payloadCheckFn) ProcessElement(ctx context.Context, e Element, ok func(Element), bad func(throttle.Record)) {
+	var msg string
+	switch {
+	case len(e.Data) == 0:
+		msg = "pipeline: empty payload"
+	case f.Max > 0 && len(e.Data) > f.Max:
+		msg = fmt.Sprintf("pipeline: payload of %d bytes exceeds --max_payload_bytes=%d", len(e.Data), f.Max)
+	case f.JSON && !json.Valid(e.Data):
+		var v any
+		err := json.Unmarshal(e.Data, &v)
+		if err == nil {
+			err = errors.New("not valid UTF-8 JSON")
+		}
+		msg = "pipeline: malformed JSON line (--input_format=jsonl): " + err.Error()
+	default:
 		ok(e)
 		return
 	}
-	oversizeCounter.Inc(ctx, 1)
+	badInputCounter.Inc(ctx, 1)
 	addProgress(OutErrors, 1)
-	tooLarge(throttle.Record{
-		Input:   mustJSON(e),
-		Error:   fmt.Sprintf("pipeline: payload of %d bytes exceeds --max_payload_bytes=%d", len(e.Data), f.Max),
-		Outcome: throttle.OutcomeError,
-	})
+	bad(throttle.Record{Input: mustJSON(e), Error: msg, Outcome: throttle.OutcomeError})
 }

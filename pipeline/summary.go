@@ -71,8 +71,8 @@ func SummaryFrom(res beam.PipelineResult) Summary {
 				dst = &s.DeadLetterRejected
 			case "generated":
 				dst = &s.Generated
-			case "malformed", "oversize":
-				dst = &s.Errors // malformed dead-letter messages and oversize payloads are errors
+			case "malformed", "bad_input":
+				dst = &s.Errors // malformed dead-letter messages and bad payloads are errors
 			}
 		}
 		if dst != nil {

@@ -67,6 +67,7 @@ var wrongValues = map[string][]string{
 	"input":               {"/data/requests/*.jsonl", "gs://"},
 	"generate":            {"-5", "ten"},
 	"generate_rate":       {"-1", "fast"},
+	"input_format":        {"json", "JSONL"},
 	"idle_timeout":        {"10", "10 minutes"},
 	"caller":              {"grpc", "HTTP"},
 	"url":                 {"dlp.googleapis.com/v2", "ftp://example.com/x", "https://exa mple.com/"},
