@@ -23,7 +23,7 @@ import (
 // Sample is one memory and goroutine reading during a run.
 type Sample struct {
 	At         time.Duration // since the start of the run
-	HeapMB     float64       // runtime HeapInuse
+	HeapMB     float64       // live heap (HeapAlloc right after a collection)
 	Goroutines int
 }
 
@@ -118,8 +118,11 @@ func measure(ctx context.Context, o pipeline.Options, srv *testserver.Server, wa
 			case <-stop:
 				return
 			case <-t.C:
+				// The live heap after a collection: without it the slope
+				// follows the collector's sawtooth, not growth.
+				runtime.GC()
 				runtime.ReadMemStats(&ms)
-				r.Samples = append(r.Samples, Sample{At: time.Since(start), HeapMB: float64(ms.HeapInuse) / (1 << 20), Goroutines: runtime.NumGoroutine()})
+				r.Samples = append(r.Samples, Sample{At: time.Since(start), HeapMB: float64(ms.HeapAlloc) / (1 << 20), Goroutines: runtime.NumGoroutine()})
 			}
 		}
 	}()
@@ -267,7 +270,7 @@ func (r Result) Report(title string) string {
 	for _, x := range r.Samples {
 		maxHeap = max(maxHeap, x.HeapMB)
 	}
-	fmt.Fprintf(&b, "- memory: peak RSS %.0f MB, peak heap in use %.0f MB", r.PeakRSS, maxHeap)
+	fmt.Fprintf(&b, "- memory: peak RSS %.0f MB, peak live heap %.0f MB", r.PeakRSS, maxHeap)
 	if r.Warmup > 0 {
 		fmt.Fprintf(&b, "; heap slope after %v warm-up %+.2f MB/min; goroutines %d → %d; accepted/s %.1f ± %.1f",
 			r.Warmup, r.SlopeMB, r.GoStart, r.GoEnd, r.Accepted.Mean, r.Accepted.StdDev)

@@ -7,7 +7,6 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"reflect"
-	"slices"
 	"sync"
 	"time"
 
@@ -26,9 +25,9 @@ import (
 // buffer is non-empty, decides on and calls up to BatchSize of them, oldest
 // first.
 //
-// The buffer is a queue in map state: each incoming batch is stored under a
-// key that orders it by arrival (queueKey), and a firing reads the keys and
-// then only the batches it needs from the head, so the work and memory of a firing are proportional to the
+// The buffer is a queue in map state: each incoming batch is stored under
+// the next sequence number, and a firing reads only the batches it needs
+// from the head, so the work and memory of a firing are proportional to the
 // batch size, not to the buffer (a runner with persistent state, such as
 // Dataflow, holds the backlog outside the worker's memory). MaxBuffered
 // bounds the backlog: elements arriving at a full buffer are shed to
@@ -66,7 +65,6 @@ type throttleFn struct {
 	thr        *adaptive.Throttler
 	src        *rand.PCG
 	rng        *rand.Rand
-	keyRand    *rand.Rand // for queue keys; separate from rng so seeded decisions stay reproducible
 }
 
 func (f *throttleFn) Setup(ctx context.Context) error {
@@ -94,7 +92,6 @@ func (f *throttleFn) Setup(ctx context.Context) error {
 	}
 	f.src = rand.NewPCG(rand.Uint64(), rand.Uint64())
 	f.rng = rand.New(f.src)
-	f.keyRand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	f.thr, err = adaptive.New(f.Adaptive, f.rng.Float64)
 	if err != nil {
 		return err
@@ -113,29 +110,21 @@ func (f *throttleFn) Teardown(ctx context.Context) error {
 	return nil
 }
 
-// queueMeta is the bookkeeping of a group's queue: Size is the number of
-// elements buffered (approximate if the runner ever ran two bundles of one
-// key at once; it only drives MaxBuffered), and Armed the firing time (unix
+// queueMeta is the bookkeeping of a group's queue: batches are stored
+// under sequence numbers [Head, Tail) (with holes where batches were taken
+// from the middle), Size elements in all, and Armed is the firing time (unix
 // nanos) of the pending timer, 0 if none.
 type queueMeta struct {
-	Size  int64
-	Armed int64
+	Head, Tail int64
+	Size       int64
+	Armed      int64
 }
 
 // maxScan bounds how many stored batches one firing looks at.
 const maxScan = 256
 
-// queueKey is the map key of a batch stored at t: microseconds since the
-// epoch, times 4096, plus random low bits. Keys order batches by arrival
-// and are unique without reading state first, so a runner that processes
-// one key in two bundles at once (Prism can, after splitting a bundle)
-// cannot make two batches overwrite each other.
-func (f *throttleFn) queueKey(t time.Time) int64 {
-	return t.UnixMicro()<<12 | int64(f.keyRand.IntN(1<<12))
-}
-
-// ProcessElement adds a batch to the group's queue and arms the timer.
-// Elements beyond MaxBuffered are shed to ClientThrottled.
+// ProcessElement adds a batch to the group's queue and arms the timer if it
+// is not armed yet. Elements beyond MaxBuffered are shed to ClientThrottled.
 func (f *throttleFn) ProcessElement(ctx context.Context, sp state.Provider, tp timers.Provider, key string, b batch,
 	_ func([]byte), emitCT, _, _ func(Record)) error {
 	f.report(ctx, &tally{}, true)
@@ -143,9 +132,9 @@ func (f *throttleFn) ProcessElement(ctx context.Context, sp state.Provider, tp t
 	if err != nil {
 		return err
 	}
-	now := time.Now()
 	if f.MaxBuffered > 0 && meta.Size+int64(len(b.Items)) > int64(f.MaxBuffered) {
-		room := min(max(int64(f.MaxBuffered)-meta.Size, 0), int64(len(b.Items)))
+		room := max(int64(f.MaxBuffered)-meta.Size, 0)
+		now := time.Now()
 		for _, it := range b.Items[room:] {
 			emitCT(Record{
 				Input: it.Payload, Outcome: OutcomeClientThrottled, Group: key, Probability: 1,
@@ -159,42 +148,35 @@ func (f *throttleFn) ProcessElement(ctx context.Context, sp state.Provider, tp t
 			return nil
 		}
 	}
-	if err := f.Queue.Put(sp, f.queueKey(now), b); err != nil {
+	if err := f.Queue.Put(sp, meta.Tail, b); err != nil {
 		return err
 	}
+	meta.Tail++
 	meta.Size += int64(len(b.Items))
 	bufferedCounter.Inc(ctx, int64(len(b.Items)))
-	// (Re)set the timer at the pending firing time, or one interval from
-	// now: setting it again never postpones a firing, and re-arms a timer
-	// whose firing a concurrent bundle has already consumed.
 	if meta.Armed == 0 {
-		meta.Armed = now.Add(f.BatchInterval).UnixNano()
+		fire := time.Now().Add(f.BatchInterval)
+		f.Flush.Set(tp, fire)
+		meta.Armed = fire.UnixNano()
 	}
-	f.Flush.Set(tp, time.Unix(0, meta.Armed))
 	return f.Meta.Write(sp, meta)
 }
 
-// take removes up to n elements that are eligible at fireNs from the
-// queue, oldest first, leaving the others in place. It reports whether
-// elements remain.
-func (f *throttleFn) take(sp state.Provider, n int, fireNs int64) ([]item, bool, error) {
-	keys, _, err := f.Queue.Keys(sp)
-	if err != nil {
-		return nil, false, err
-	}
-	slices.Sort(keys)
+// take removes up to n elements that are eligible at fireNs from the head
+// of the queue, oldest first, leaving the others in place.
+func (f *throttleFn) take(sp state.Provider, meta *queueMeta, n int, fireNs int64) ([]item, error) {
 	var work []item
-	remain := false
-	for i, k := range keys {
-		if len(work) >= n || i >= maxScan {
-			remain = true
-			break
-		}
+	scanned := 0
+	for k := meta.Head; k < meta.Tail && len(work) < n && scanned < maxScan; k++ {
+		scanned++
 		b, ok, err := f.Queue.Get(sp, k)
 		if err != nil {
-			return nil, false, err
+			return nil, err
 		}
 		if !ok {
+			if k == meta.Head {
+				meta.Head++
+			}
 			continue
 		}
 		var rest []item
@@ -208,18 +190,19 @@ func (f *throttleFn) take(sp state.Provider, n int, fireNs int64) ([]item, bool,
 		switch {
 		case len(rest) == 0:
 			if err := f.Queue.Remove(sp, k); err != nil {
-				return nil, false, err
+				return nil, err
+			}
+			if k == meta.Head {
+				meta.Head++
 			}
 		case len(rest) < len(b.Items):
-			remain = true
 			if err := f.Queue.Put(sp, k, batch{Items: rest}); err != nil {
-				return nil, false, err
+				return nil, err
 			}
-		default:
-			remain = true
 		}
 	}
-	return work, remain, nil
+	meta.Size -= int64(len(work))
+	return work, nil
 }
 
 // tally counts one firing's outcomes, added to the Beam counters at its end.
@@ -239,11 +222,10 @@ func (f *throttleFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Pr
 	if err != nil {
 		return err
 	}
-	items, remain, err := f.take(sp, f.BatchSize, fire.UnixNano())
+	items, err := f.take(sp, &meta, f.BatchSize, fire.UnixNano())
 	if err != nil {
 		return err
 	}
-	meta.Size = max(meta.Size-int64(len(items)), 0)
 
 	st, _, err := f.Counters.Read(sp)
 	if err != nil {
@@ -276,20 +258,20 @@ func (f *throttleFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Pr
 		return err
 	}
 	if len(keep) > 0 {
-		if err := f.Queue.Put(sp, f.queueKey(now()), batch{Items: keep}); err != nil {
+		if err := f.Queue.Put(sp, meta.Tail, batch{Items: keep}); err != nil {
 			return err
 		}
+		meta.Tail++
 		meta.Size += int64(len(keep))
-		remain = true
 	}
 	meta.Armed = 0
-	if remain {
+	if meta.Size > 0 {
 		next := fire.Add(f.BatchInterval)
 		f.Flush.Set(tp, next)
 		meta.Armed = next.UnixNano()
 		t.throttled = true
 	} else {
-		meta.Size = 0
+		meta.Head, meta.Tail = 0, 0
 	}
 	if err := f.Meta.Write(sp, meta); err != nil {
 		return err
