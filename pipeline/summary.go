@@ -24,6 +24,8 @@ type Summary struct {
 	Reprocessed int64
 	// Generated counts the elements the built-in generators emitted.
 	Generated int64
+	// Buffered counts the elements that reached a throttle group's buffer.
+	Buffered int64
 	// DeadLetterRejected counts dead-letter messages Pub/Sub refused (too
 	// large, ...): they were written to the errors files instead.
 	DeadLetterRejected int64
@@ -60,6 +62,8 @@ func SummaryFrom(res beam.PipelineResult) Summary {
 				dst = &s.Requests
 			case throttle.MetricRetries:
 				dst = &s.Retries
+			case throttle.MetricBuffered:
+				dst = &s.Buffered
 			}
 		case metricsNamespace:
 			switch c.Key.Name {

@@ -259,7 +259,7 @@ func (r Result) Report(title string) string {
 	if r.Accounted() {
 		fmt.Fprintf(&b, "**every element accounted for** (%d lines in the output files)\n", r.Lines)
 	} else {
-		fmt.Fprintf(&b, "**MISMATCH: %d lines in the output files**\n", r.Lines)
+		fmt.Fprintf(&b, "**MISMATCH: %d lines in the output files** (%d reached a throttle buffer)\n", r.Lines, s.Buffered)
 	}
 	if s.Total() != s.Generated {
 		fmt.Fprintf(&b, "- the Beam counters add up to %d: Prism lost some metric updates (the files are the record)\n", s.Total())
