@@ -23,12 +23,14 @@ import (
 	"github.com/beamthrottle/beamthrottle/clientcall"
 	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
 	"github.com/beamthrottle/beamthrottle/testserver"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle"
 )
 
 func TestMain(m *testing.M) {
 	RegisterCaller("always429", func(CallerOptions) (clientcall.Caller[[]byte, []byte], error) {
 		return throttledCaller{}, nil
 	})
+	throttle.AvoidPrismSplits() // for the tests that run pipelines without Run
 	ptest.MainWithDefault(m, "prism")
 }
 

@@ -10,10 +10,12 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
+
+	"github.com/beamthrottle/beamthrottle/transforms/throttle"
 )
 
 // Run builds the pipeline for o and runs it on the runner chosen by Beam's
-// --runner flag (default prism), printing a progress line to progressOut
+// --runner flag (default prism; see throttle.AvoidPrismSplits), printing a progress line to progressOut
 // every progressEvery while it runs (nil or 0 for none). It returns the
 // run's Summary.
 func Run(ctx context.Context, o Options, progressOut io.Writer, progressEvery time.Duration) (Summary, error) {
@@ -42,6 +44,7 @@ func Run(ctx context.Context, o Options, progressOut io.Writer, progressEvery ti
 			}
 		}()
 	}
+	throttle.AvoidPrismSplits()
 	res, err := beamx.RunWithMetrics(ctx, p)
 	if err != nil {
 		return Summary{}, fmt.Errorf("pipeline: run: %w", err)

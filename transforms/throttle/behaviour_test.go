@@ -180,9 +180,17 @@ func (o *outageUntil) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // TestRecoveryAfterOutage runs the transform with the HTTP caller over
 // loopback against the quota test server. The server starts in an outage
-// (every call answered 429) that ends after 20 rejections: server throttles
+// (every call answered 429) that ends after 8 rejections: server throttles
 // appear, the client throttle engages as p rises, and after the counters
 // reset sending resumes and succeeds. Outputs match the server's own counts.
+//
+// Prism's clock is synthetic, so the 40 firings of 50 elements span 2 s of
+// processing time, 20 counter windows, however slow the machine is. Each
+// window's first call goes out (p is 0 after a reset), so the outage is over
+// by the eighth window at the latest, and later calls are accepted. The
+// client throttles something unless it happens to send each of the first
+// nine calls after a rejection, at p = 1/2, 2/3, …, 8/9: a chance of 1 in
+// 8! = 40,320.
 func TestRecoveryAfterOutage(t *testing.T) {
 	const n = 2000
 	h, err := testserver.NewHandler(testserver.Config{Quota: 100000, Period: time.Second})
@@ -190,13 +198,13 @@ func TestRecoveryAfterOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.SetOutage(http.StatusTooManyRequests)
-	srv := httptest.NewServer(&outageUntil{h: h, rejections: 20})
+	srv := httptest.NewServer(&outageUntil{h: h, rejections: 8})
 	defer srv.Close()
 
 	p, s := beam.NewPipelineWithRoot()
 	Adaptive(s, generate(s, n), &clientcall.HTTP{URL: srv.URL + "/api"},
-		WithBatchSize(50), WithBatchInterval(50*time.Millisecond), WithResetInterval(500*time.Millisecond))
-	res := runPipeline(t, p, false)
+		WithBatchSize(50), WithBatchInterval(50*time.Millisecond), WithResetInterval(100*time.Millisecond))
+	res := runPipeline(t, p, true)
 
 	st := h.Stats()
 	got := map[string]int64{}
@@ -206,8 +214,8 @@ func TestRecoveryAfterOutage(t *testing.T) {
 	if sum := got[MetricAccepted] + got[MetricClientThrottled] + got[MetricServerThrottled] + got[MetricErrors]; sum != n {
 		t.Errorf("outputs add up to %d, want %d (%v)", sum, n, got)
 	}
-	if got[MetricServerThrottled] != st.Rejected || st.Rejected < 20 {
-		t.Errorf("server throttled = %d, server rejected = %d, want equal and >= 20", got[MetricServerThrottled], st.Rejected)
+	if got[MetricServerThrottled] != st.Rejected || st.Rejected < 8 {
+		t.Errorf("server throttled = %d, server rejected = %d, want equal and >= 8", got[MetricServerThrottled], st.Rejected)
 	}
 	if got[MetricClientThrottled] == 0 {
 		t.Errorf("client throttled = 0, want > 0 once p rose")

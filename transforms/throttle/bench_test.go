@@ -43,8 +43,9 @@ const benchElements = 100_000
 // peak RSS.
 func runBench(b *testing.B, build func(s beam.Scope, in beam.PCollection)) float64 {
 	old := *jobopts.Experiments
-	*jobopts.Experiments = "prism_disable_rtc"
 	defer func() { *jobopts.Experiments = old }()
+	AvoidPrismSplits()
+	*jobopts.Experiments = withExperiment(*jobopts.Experiments, "prism_disable_rtc")
 	var total time.Duration
 	iters := 0
 	for b.Loop() {

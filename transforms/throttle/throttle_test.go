@@ -41,16 +41,17 @@ func init() {
 	register.Function1x1[Record, bool](orderErrorOK)
 }
 
-// runPipeline runs p on Prism. With synthetic set, Prism's processing-time
-// clock jumps to the next timer (experiment prism_disable_rtc), so batch
-// intervals cost no wall time.
+// runPipeline runs p on Prism, without dynamic splits (AvoidPrismSplits).
+// With synthetic set, Prism's processing-time clock jumps to the next timer
+// (experiment prism_disable_rtc), so batch intervals cost no wall time.
 func runPipeline(t *testing.T, p *beam.Pipeline, synthetic bool) beam.PipelineResult {
 	t.Helper()
 	old := *jobopts.Experiments
-	if synthetic {
-		*jobopts.Experiments = "prism_disable_rtc"
-	}
 	defer func() { *jobopts.Experiments = old }()
+	AvoidPrismSplits()
+	if synthetic {
+		*jobopts.Experiments = withExperiment(*jobopts.Experiments, "prism_disable_rtc")
+	}
 	res, err := ptest.RunWithMetrics(p)
 	if err != nil {
 		t.Fatalf("pipeline failed: %v", err)
