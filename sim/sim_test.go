@@ -108,28 +108,19 @@ func TestSRE(t *testing.T) {
 }
 
 // TestPacedGoals asserts issue 5's goals for the paced mode, for one and
-// eight groups, in every scenario: the simulation is deterministic.
-//
-// One goal is not met and is asserted at what is achieved instead: with
-// eight groups of 12.5 requests/s, the paced mode takes 11 s, not 10, to
-// reach 90 % of a doubled quota (10–17 s with other seeds). Each group
-// throttles on its own rejections, which are sparse when the backend
-// rejects only a few per cent of a small group's calls, so a group cannot
-// tell a raised quota from luck any sooner; see docs/sim/results.md.
+// eight groups, in every scenario: the simulation is deterministic, so
+// this checks the default seed. (With eight groups the recovery after the
+// quota doubles is the goal closest to failing: 10 s here, and over 10 s
+// with about one seed in five; see docs/sim/results.md.)
 func TestPacedGoals(t *testing.T) {
 	rs := results(t)
 	for _, sc := range sim.Scenarios() {
 		for _, g := range []int{1, 8} {
 			m := find(t, rs, sc.Name, sim.Paced, g).Metrics
 			for _, c := range sc.Goal.Check(sc, m) {
-				if c.Met {
-					continue
+				if !c.Met {
+					t.Errorf("paced %s G=%d: got %s, want %s", sc.Name, g, c.Got, c.Goal)
 				}
-				if sc.Name == "quota-rise" && g == 8 && strings.HasPrefix(c.Goal, "recovery") &&
-					m.Recovery[0].Time > 0 && m.Recovery[0].Time <= 11*time.Second {
-					continue // the known gap, documented above
-				}
-				t.Errorf("paced %s G=%d: got %s, want %s", sc.Name, g, c.Got, c.Goal)
 			}
 		}
 	}

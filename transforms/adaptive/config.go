@@ -64,13 +64,16 @@ const (
 	// keeps the backend's rejections at the target share on average, for
 	// one group or several sharing a backend, while probing upward by
 	// 2.5·TargetWaste (6.25 %) per clean interval. An interval cuts the rate
-	// by at most half (to a quarter if nothing was accepted). A group that
-	// usually sees rejections and then sees three clean intervals in a row
-	// takes it as a sign of more capacity and probes faster (10 %, 20 %,
-	// then 30 % per interval). After an outage (three intervals in which
-	// nothing was accepted) the rate, kept at Config.MinRate meanwhile,
-	// climbs back eight-fold per interval to the pace the backend coped
-	// with before. When the demand falls sharply (a burst ends), the pacer
+	// to a quarter at most. A run of clean intervals (at least three) that
+	// would have been unlikely, probability 0.1 or less, given how often the
+	// group saw a rejection before it, is taken as a sign of more capacity:
+	// the rate then grows faster, by about 8 %, then 13 % per interval. A
+	// group that saw a rejection in most intervals accelerates after three
+	// clean ones; one whose rejections are sparse, as a small group's among
+	// several sharing a backend, after more. After an outage (three
+	// intervals in which nothing was accepted) the rate, kept at
+	// Config.MinRate meanwhile, climbs back eight-fold per interval to the
+	// pace the backend coped with before. When the demand falls sharply (a burst ends), the pacer
 	// stops limiting and learns again. Long Retry-After answers passed to
 	// [Throttler.RecordRetryAfter] block sending.
 	//

@@ -86,8 +86,11 @@ func TestPacedLimitAndIntegral(t *testing.T) {
 	if !st.Limited || math.Abs(st.Rate-rate) > 1e-9 {
 		t.Fatalf("after second 1: got Limited %v, Rate %v; want true, %v", st.Limited, st.Rate, rate)
 	}
-	// Clean intervals: +gain·target twice, then 10 %, 20 %, 30 %, 30 %.
-	steps := []float64{gain * tw, gain * tw, 0.1, 0.2, math.Log(1.3), math.Log(1.3)}
+	// Clean intervals: +gain·target three times (after the third, a clean
+	// run is unlikely for a group that saw a rejection in every interval;
+	// the probe starts at 0.04, below the integral step), then 0.08, then
+	// 0.12 (logs).
+	steps := []float64{gain * tw, gain * tw, gain * tw, 0.08, 0.12, 0.12}
 	for i, step := range steps {
 		batch(th, sec(float64(2+i)), 1000, acceptFirst(1000))
 		rate *= math.Exp(step)
@@ -98,7 +101,7 @@ func TestPacedLimitAndIntegral(t *testing.T) {
 	// Second 8 ends the seventh clean interval: the batch is limited to
 	// the new rate (the bucket holds one second of it). The backend throttles
 	// all of it.
-	rate *= 1.3
+	rate *= math.Exp(0.12)
 	if got := batch(th, sec(8), 1000, acceptFirst(0)); got != int(rate) {
 		t.Errorf("second 8: got %d sent, want %d", got, int(rate))
 	}
@@ -123,6 +126,61 @@ func TestPacedLimitAndIntegral(t *testing.T) {
 	rate *= math.Exp(gain * (tw - w))
 	if got := th.State().Rate; math.Abs(got-rate) > 1e-9*rate {
 		t.Errorf("after an interval with %.1f %% throttled: got Rate %v, want %v", 100*w, got, rate)
+	}
+}
+
+// TestPacedAcceleration checks when a run of clean intervals makes the
+// rate grow faster than the integral step: once the run would have
+// probability at most 0.1 given the group's hit share h when it began,
+// (1 − h)^n ≤ 0.1, and not before three intervals. The probe starts at
+// 0.04, below the integral step, so the first faster interval is the one
+// after. It also checks the bound on a cut when some calls were accepted.
+func TestPacedAcceleration(t *testing.T) {
+	const tw, gain = adaptive.DefaultTargetWaste, 2.5
+	tests := []struct {
+		hit    float64
+		faster int // first clean interval growing faster; 0: none in 30
+	}{
+		{1, 4},
+		{0.6, 4},  // 0.4³ = 0.064
+		{0.3, 8},  // 0.7⁷ = 0.082, 0.7⁶ = 0.118
+		{0.1, 23}, // 0.9²² = 0.098
+		{0.05, 0}, // 0.95⁴⁵ = 0.099
+		{0, 0},
+	}
+	for _, tc := range tests {
+		th := mustNew(t, paced, nil)
+		batch(th, sec(0), 5000, acceptFirst(50))
+		batch(th, sec(1), 5000, acceptFirst(5000)) // limited at about 51 per second
+		st := th.State()
+		st.Hit, st.RunHit, st.Streak = tc.hit, tc.hit, 0
+		if err := th.SetState(st); err != nil {
+			t.Fatalf("SetState error: %v", err)
+		}
+		got := 0
+		for i := 1; i <= 30 && got == 0; i++ {
+			before := th.State().Rate
+			batch(th, sec(float64(i+1)), 5000, acceptFirst(5000))
+			if step := math.Log(th.State().Rate / before); step > gain*tw+1e-9 {
+				got = i
+			} else if math.Abs(step-gain*tw) > 1e-9 {
+				t.Fatalf("hit share %v, clean interval %d: got step %v, want %v", tc.hit, i, step, gain*tw)
+			}
+		}
+		if got != tc.faster {
+			t.Errorf("hit share %v: got first faster interval %d, want %d", tc.hit, got, tc.faster)
+		}
+	}
+
+	// Most calls rejected but some accepted: the cut is bounded at a
+	// quarter too.
+	th := mustNew(t, paced, nil)
+	batch(th, sec(0), 1000, acceptFirst(100))
+	batch(th, sec(1), 1000, acceptFirst(10)) // limited; 10 of about 100 accepted
+	rate := th.State().Rate
+	batch(th, sec(2), 1000, acceptFirst(1000))
+	if got, want := th.State().Rate, rate/4; math.Abs(got-want) > 1e-9*want {
+		t.Errorf("after an interval with 90 %% throttled: got Rate %v, want %v", got, want)
 	}
 }
 
