@@ -90,6 +90,10 @@ type Outputs struct {
 //		throttle.WithGroups(8), throttle.WithBatchSize(100))
 //	textio.Write(s, "gs://bucket/ok.txt", out.Success)
 //
+// On Prism, call AvoidPrismSplits before running the pipeline: without it
+// Prism may run one group in two bundles at once and lose buffered
+// elements.
+//
 // Adaptive panics if the configuration is invalid; TryAdaptive returns the
 // error instead.
 func Adaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) Outputs {
