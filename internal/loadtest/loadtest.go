@@ -9,13 +9,17 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/beamthrottle/beamthrottle/internal/procstat"
 	"github.com/beamthrottle/beamthrottle/pipeline"
 	"github.com/beamthrottle/beamthrottle/testserver"
 )
@@ -132,7 +136,7 @@ func measure(ctx context.Context, o pipeline.Options, srv *testserver.Server, wa
 	if err != nil {
 		return r, err
 	}
-	r.Summary, r.Elapsed, r.PeakRSS, r.Server = sum, time.Since(start), PeakRSSMB(), srv.Handler.Stats()
+	r.Summary, r.Elapsed, r.PeakRSS, r.Server = sum, time.Since(start), procstat.PeakRSSMB(), srv.Handler.Stats()
 	if r.Lines, err = countLines(o.OutputPrefix); err != nil {
 		return r, err
 	}
@@ -173,25 +177,11 @@ func fit(samples []Sample, warmup time.Duration) (slope float64, goStart, goEnd 
 		xs = append(xs, s.At.Minutes())
 		ys = append(ys, s.HeapMB)
 	}
-	if len(xs) < 2 {
+	if len(xs) < 2 || floats.Min(xs) == floats.Max(xs) {
 		return 0, goStart, goEnd
 	}
-	var mx, my float64
-	for i := range xs {
-		mx += xs[i]
-		my += ys[i]
-	}
-	mx /= float64(len(xs))
-	my /= float64(len(xs))
-	var num, den float64
-	for i := range xs {
-		num += (xs[i] - mx) * (ys[i] - my)
-		den += (xs[i] - mx) * (xs[i] - mx)
-	}
-	if den == 0 {
-		return 0, goStart, goEnd
-	}
-	return num / den, goStart, goEnd
+	_, slope = stat.LinearRegression(xs, ys, nil, false)
+	return slope, goStart, goEnd
 }
 
 // steadiness is the mean and standard deviation of accepted calls per
@@ -210,43 +200,8 @@ func steadiness(series []testserver.Second, warmup time.Duration) (mean, sd floa
 	if len(xs) == 0 {
 		return 0, 0
 	}
-	for _, x := range xs {
-		mean += x
-	}
-	mean /= float64(len(xs))
-	for _, x := range xs {
-		sd += (x - mean) * (x - mean)
-	}
-	return mean, sqrt(sd / float64(len(xs)))
-}
-
-func sqrt(x float64) float64 {
-	if x <= 0 {
-		return 0
-	}
-	z := x
-	for range 30 {
-		z -= (z*z - x) / (2 * z)
-	}
-	return z
-}
-
-// PeakRSSMB reads the process's peak resident set size (Linux VmHWM), 0
-// where unavailable.
-func PeakRSSMB() float64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
-			if err == nil {
-				return kb / 1024
-			}
-		}
-	}
-	return 0
+	mean, variance := stat.PopMeanVariance(xs, nil)
+	return mean, math.Sqrt(variance)
 }
 
 // Report describes a result in a few lines of markdown.

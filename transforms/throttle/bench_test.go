@@ -3,9 +3,6 @@ package throttle
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +12,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
+	"github.com/beamthrottle/beamthrottle/internal/procstat"
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
@@ -60,7 +58,7 @@ func runBench(b *testing.B, build func(s beam.Scope, in beam.PCollection)) float
 	}
 	rate := float64(benchElements*iters) / total.Seconds()
 	b.ReportMetric(rate, "elements/s")
-	if mb := peakRSSMB(); mb > 0 {
+	if mb := procstat.PeakRSSMB(); mb > 0 {
 		b.ReportMetric(mb, "peak-RSS-MB")
 	}
 	return rate
@@ -89,21 +87,4 @@ func BenchmarkAdaptive(b *testing.B) {
 			}
 		})
 	}
-}
-
-// peakRSSMB reads the process's peak resident set size (Linux VmHWM).
-func peakRSSMB() float64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
-			if err == nil {
-				return kb / 1024
-			}
-		}
-	}
-	return 0
 }
