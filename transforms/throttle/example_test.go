@@ -22,6 +22,7 @@ func ExampleAdaptive() {
 
 	_ = out // out.Success, out.ClientThrottled, out.ServerThrottled, out.Errors
 
+	throttle.AvoidPrismSplits() // Prism must not split a group's bundles
 	res, err := prism.Execute(context.Background(), p)
 	if err != nil {
 		fmt.Println("pipeline failed:", err)
