@@ -229,81 +229,56 @@ func TestRecoveryAfterOutage(t *testing.T) {
 	t.Logf("outputs %v; server %d accepted, %d rejected", got, st.Accepted, st.Rejected)
 }
 
-// TestOverQuota: offered load (about 2,000/s) far above a 100/s token
-// bucket quota. The server rejects some calls, the client throttle engages,
-// and the successes are what the server accepted: close to the quota over
-// the seconds the server was busy.
+// TestOverQuota: offered load far above a 100/s token bucket quota, in
+// both modes, with the HTTP caller over loopback. The server's quota runs on
+// the wall clock, so how many calls it rejects depends on the machine's
+// speed; this test asserts only what holds at any speed: every element is
+// in exactly one output, the outputs agree with the server's own counts,
+// the bucket's first quota of calls is accepted (it starts full and both
+// modes send at once), and no more is accepted than the bucket allows over
+// the seconds the server was busy. How much each mode wastes is measured on
+// the simulator's virtual clock (package sim) and in real time by
+// make livebench, not here.
 func TestOverQuota(t *testing.T) {
 	const n, quota = 3000, 100
-	srv, err := testserver.NewServer(testserver.Config{Quota: quota, Period: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	p, s := beam.NewPipelineWithRoot()
-	Adaptive(s, generate(s, n), &clientcall.HTTP{URL: srv.Endpoint()},
-		WithGroups(2), WithBatchSize(50), WithBatchInterval(50*time.Millisecond))
-	res := runPipeline(t, p, false)
-
-	st := srv.Handler.Stats()
-	got := map[string]int64{}
-	for _, m := range []string{MetricAccepted, MetricClientThrottled, MetricServerThrottled, MetricErrors} {
-		got[m] = counter(t, res, m)
-	}
-	if sum := got[MetricAccepted] + got[MetricClientThrottled] + got[MetricServerThrottled] + got[MetricErrors]; sum != n {
-		t.Errorf("outputs add up to %d, want %d (%v)", sum, n, got)
-	}
-	if got[MetricServerThrottled] == 0 || got[MetricServerThrottled] != st.Rejected {
-		t.Errorf("server throttled = %d, server rejected = %d, want equal and > 0", got[MetricServerThrottled], st.Rejected)
-	}
-	if got[MetricClientThrottled] == 0 {
-		t.Errorf("client throttled = 0, want > 0")
-	}
-	if got[MetricAccepted] != st.Accepted {
-		t.Errorf("success = %d, server accepted = %d, want equal", got[MetricAccepted], st.Accepted)
-	}
-	// The bucket starts full (quota) and refills at quota/s; the server was
-	// busy in len(Series) distinct seconds, the first and last partly.
-	busy := int64(len(st.Series))
-	if lo, hi := quota*max(busy-2, 0)/2, quota*(busy+1); st.Accepted < lo || st.Accepted > hi {
-		t.Errorf("accepted %d over %d busy seconds, want within [%d, %d]", st.Accepted, busy, lo, hi)
-	}
-	t.Logf("outputs %v; server %d accepted, %d rejected over %d seconds", got, st.Accepted, st.Rejected, busy)
-}
-
-// TestPacedModeWastesLess runs the over-quota scenario of TestOverQuota in
-// both modes: the paced mode must send far fewer calls the backend rejects
-// (waste = rejected / sent) than the SRE mode, and still account for every
-// element.
-func TestPacedModeWastesLess(t *testing.T) {
-	const n, quota = 3000, 100
-	waste := map[adaptive.Mode]float64{}
 	for _, mode := range []adaptive.Mode{adaptive.ModeSRE, adaptive.ModePaced} {
-		srv, err := testserver.NewServer(testserver.Config{Quota: quota, Period: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, s := beam.NewPipelineWithRoot()
-		Adaptive(s, generate(s, n), &clientcall.HTTP{URL: srv.Endpoint()}, WithMode(mode),
-			WithGroups(2), WithBatchSize(50), WithBatchInterval(50*time.Millisecond))
-		res := runPipeline(t, p, false)
-		srv.Close()
-		st := srv.Handler.Stats()
-		var sum int64
-		for _, m := range []string{MetricAccepted, MetricClientThrottled, MetricServerThrottled, MetricErrors} {
-			sum += counter(t, res, m)
-		}
-		if sum != n {
-			t.Errorf("%v: outputs add up to %d, want %d", mode, sum, n)
-		}
-		if st.Accepted == 0 {
-			t.Errorf("%v: nothing accepted", mode)
-		}
-		waste[mode] = float64(st.Rejected) / float64(st.Accepted+st.Rejected)
-		t.Logf("%v: server %d accepted, %d rejected (waste %.1f%%)", mode, st.Accepted, st.Rejected, 100*waste[mode])
-	}
-	if waste[adaptive.ModePaced] >= waste[adaptive.ModeSRE]/2 {
-		t.Errorf("paced waste %.1f%%, SRE waste %.1f%%: want paced below half of SRE", 100*waste[adaptive.ModePaced], 100*waste[adaptive.ModeSRE])
+		t.Run(mode.String(), func(t *testing.T) {
+			srv, err := testserver.NewServer(testserver.Config{Quota: quota, Period: time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			p, s := beam.NewPipelineWithRoot()
+			Adaptive(s, generate(s, n), &clientcall.HTTP{URL: srv.Endpoint()}, WithMode(mode),
+				WithGroups(2), WithBatchSize(50), WithBatchInterval(50*time.Millisecond))
+			res := runPipeline(t, p, true)
+
+			st := srv.Handler.Stats()
+			got := map[string]int64{}
+			for _, m := range []string{MetricAccepted, MetricClientThrottled, MetricServerThrottled, MetricErrors} {
+				got[m] = counter(t, res, m)
+			}
+			if sum := got[MetricAccepted] + got[MetricClientThrottled] + got[MetricServerThrottled] + got[MetricErrors]; sum != n {
+				t.Errorf("outputs add up to %d, want %d (%v)", sum, n, got)
+			}
+			if got[MetricServerThrottled] != st.Rejected {
+				t.Errorf("server throttled = %d, server rejected = %d, want equal", got[MetricServerThrottled], st.Rejected)
+			}
+			if got[MetricAccepted] != st.Accepted {
+				t.Errorf("success = %d, server accepted = %d, want equal", got[MetricAccepted], st.Accepted)
+			}
+			if got[MetricErrors] != 0 {
+				t.Errorf("errors = %d, want 0", got[MetricErrors])
+			}
+			// From the start of the first second with a request to the
+			// end of the last, the bucket held quota tokens and refilled
+			// at quota/s.
+			busy := st.Series[len(st.Series)-1].T - st.Series[0].T + 1
+			if lo, hi := int64(quota), quota*(busy+1); st.Accepted < lo || st.Accepted > hi {
+				t.Errorf("accepted %d over %d busy seconds, want within [%d, %d]", st.Accepted, busy, lo, hi)
+			}
+			t.Logf("outputs %v; server %d accepted, %d rejected over %d seconds", got, st.Accepted, st.Rejected, busy)
+		})
 	}
 }
 
