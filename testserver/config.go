@@ -20,6 +20,15 @@ const (
 	// counter resets at each window boundary; windows start at the time the
 	// Handler was made.
 	FixedWindow Mode = "fixed-window"
+	// GCRA is a strict limiter, the generic cell rate algorithm as API
+	// gateways configure it. With emission interval T = Period/Quota and
+	// tolerance tau = (Burst-1)×T, a request at t is accepted iff
+	// t ≥ TAT - tau, where TAT, the theoretical arrival time, starts at the
+	// time the Handler was made; on accept TAT = max(TAT, t) + T. With no
+	// burst, requests must be at least T apart (10 per second: 100ms); with
+	// a burst of B, up to B may come back to back after an idle period.
+	// Retry-After is the wait until a request would be accepted.
+	GCRA Mode = "gcra"
 )
 
 // Defaults used for zero Config fields.
@@ -44,8 +53,13 @@ type Config struct {
 	// Mode is the quota algorithm; "" means TokenBucket.
 	Mode Mode
 	// Refill is the token bucket refill step; 0 means DefaultRefill
-	// (100ms), or Period if that is shorter. Ignored for FixedWindow.
+	// (100ms), or Period if that is shorter. Ignored for FixedWindow and
+	// GCRA.
 	Refill time.Duration
+	// Burst is, for GCRA, how many requests may come back to back after
+	// an idle period; 0 or 1 means no burst. It must be 0 in the other
+	// modes, whose burst is fixed by Quota.
+	Burst int
 	// Latency is added to every API request before it is answered.
 	Latency time.Duration
 	// Jitter adds a uniformly random extra delay in [0, Jitter).
@@ -95,8 +109,12 @@ func (c Config) withDefaults() (Config, error) {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	switch {
-	case c.Mode != TokenBucket && c.Mode != FixedWindow:
-		return c, fmt.Errorf("%w: Mode %q: want %q or %q", ErrConfig, c.Mode, TokenBucket, FixedWindow)
+	case c.Mode != TokenBucket && c.Mode != FixedWindow && c.Mode != GCRA:
+		return c, fmt.Errorf("%w: Mode %q: want %q, %q or %q", ErrConfig, c.Mode, TokenBucket, FixedWindow, GCRA)
+	case c.Burst < 0:
+		return c, fmt.Errorf("%w: Burst %d is negative", ErrConfig, c.Burst)
+	case c.Burst != 0 && c.Mode != GCRA:
+		return c, fmt.Errorf("%w: Burst %d is only for Mode %q, not %q", ErrConfig, c.Burst, GCRA, c.Mode)
 	case c.Refill < 0:
 		return c, fmt.Errorf("%w: Refill %v is negative", ErrConfig, c.Refill)
 	case c.Latency < 0:

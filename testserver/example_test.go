@@ -5,6 +5,7 @@ import (
 	"io"
 	"log"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"time"
 
@@ -49,4 +50,36 @@ func ExampleHandler_SetQuota() {
 	s := h.Stats()
 	fmt.Println(s.Quota, s.Period, s.Mode)
 	// Output: 5 10s token-bucket
+}
+
+// A strict limiter of 10 requests per second with no burst, as API
+// gateways are often configured: requests must come at least 100ms apart.
+func ExampleMode_gcra() {
+	now := time.Unix(0, 0)
+	h, err := testserver.NewHandler(testserver.Config{
+		Quota: 10, Mode: testserver.GCRA, Now: func() time.Time { return now },
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	send := func() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("POST", "/api", strings.NewReader("x")))
+		fmt.Printf("%v: %d", now.Sub(time.Unix(0, 0)), rec.Code)
+		if ra := rec.Header().Get("Retry-After"); ra != "" {
+			fmt.Print(" Retry-After: ", ra)
+		}
+		fmt.Println()
+	}
+	send()
+	send() // back to back
+	now = now.Add(50 * time.Millisecond)
+	send()
+	now = now.Add(50 * time.Millisecond)
+	send()
+	// Output:
+	// 0s: 200
+	// 0s: 429 Retry-After: 1
+	// 50ms: 429 Retry-After: 1
+	// 100ms: 200
 }

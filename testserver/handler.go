@@ -1,7 +1,7 @@
 // Package testserver is an HTTP backend that really rejects requests over
 // quota, for testing and demonstrating client-side throttling. Modelled on
-// net/http/httptest: Handler is an http.Handler enforcing a token bucket or
-// fixed window quota, with injectable latency, errors and outages, stats at
+// net/http/httptest: Handler is an http.Handler enforcing a token bucket,
+// fixed window or GCRA quota, with injectable latency, errors and outages, stats at
 // /stats and Prometheus metrics at /metrics; Server runs it on a loopback
 // port; cmd/quotaserver wraps it in a binary.
 //
@@ -78,7 +78,7 @@ func NewHandler(cfg Config) (*Handler, error) {
 	}
 	h := &Handler{
 		cfg:        cfg,
-		lim:        newLimiter(cfg.Now(), cfg.Mode, cfg.Quota, cfg.Period, cfg.Refill),
+		lim:        newLimiter(cfg.Now(), cfg),
 		latency:    cfg.Latency,
 		jitter:     cfg.Jitter,
 		errorRate:  cfg.ErrorRate,
@@ -183,8 +183,10 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // SetQuota changes the quota at run time; quota 0 means unlimited and
 // period 0 means DefaultPeriod. Requests already accepted count against the
 // new quota: a token bucket that had handed out u tokens has quota-u left
-// (at least 0), and a fixed window keeps its counter (a new period starts a
-// new window now). SetQuota panics if quota is negative, period is negative
+// (at least 0), a fixed window keeps its counter (a new period starts a new
+// window now), and GCRA keeps its burst and the requests it is still
+// spacing out: if its theoretical arrival time was u emission intervals
+// ahead, it is u intervals of the new rate ahead. SetQuota panics if quota is negative, period is negative
 // or quota per period is too large to represent.
 func (h *Handler) SetQuota(quota int, period time.Duration) {
 	if period == 0 {
@@ -253,6 +255,9 @@ func (h *Handler) Stats() Stats {
 	s.Quota = h.lim.quota
 	s.Period = h.lim.period.String()
 	s.Mode = h.cfg.Mode
+	if h.cfg.Mode == GCRA {
+		s.Burst = max(h.cfg.Burst, 1)
+	}
 	s.Outage = h.outage
 	s.Series = append([]Second{}, h.rec.series...)
 	return s

@@ -76,6 +76,9 @@ func TestNewHandlerRejectsBadConfig(t *testing.T) {
 		{MaxBodyBytes: -1},
 		{MaxConns: -1},
 		{Quota: 1 << 62, Period: time.Hour},
+		{Mode: testserver.GCRA, Burst: -1},
+		{Burst: 2}, // a burst only for GCRA
+		{Mode: testserver.FixedWindow, Burst: 1},
 	} {
 		if _, err := testserver.NewHandler(cfg); err == nil {
 			t.Errorf("NewHandler(%+v) = nil error, want an error", cfg)

@@ -26,14 +26,22 @@ type limiter struct {
 	// Fixed window.
 	windowStart time.Time
 	used        int
+
+	// GCRA: burst as configured (0 or 1 = none); rule is nil while the
+	// quota is unlimited.
+	burst int
+	rule  *gcra
 }
 
-// newLimiter returns a full limiter. quota, period and refill must have
-// passed checkQuota.
-func newLimiter(now time.Time, mode Mode, quota int, period, refill time.Duration) *limiter {
-	l := &limiter{mode: mode, refill: refill, last: now, windowStart: now}
-	l.setShape(quota, period)
+// newLimiter returns a full limiter for cfg's Mode, Quota, Period, Refill
+// and Burst, which must have passed withDefaults.
+func newLimiter(now time.Time, cfg Config) *limiter {
+	l := &limiter{mode: cfg.Mode, refill: cfg.Refill, burst: cfg.Burst, last: now, windowStart: now}
+	l.setShape(cfg.Quota, cfg.Period)
 	l.credit = l.capacity
+	if cfg.Mode == GCRA && cfg.Quota > 0 {
+		l.rule = newGCRA(now, cfg.Quota, cfg.Period, cfg.Burst)
+	}
 	return l
 }
 
@@ -49,9 +57,10 @@ func (l *limiter) setShape(quota int, period time.Duration) {
 }
 
 // advance refills the bucket or moves the window up to now. A clock that
-// goes backwards refills nothing.
+// goes backwards refills nothing. GCRA needs no advancing.
 func (l *limiter) advance(now time.Time) {
 	switch l.mode {
+	case GCRA:
 	case FixedWindow:
 		if d := now.Sub(l.windowStart); d >= l.period {
 			l.windowStart = l.windowStart.Add(d / l.period * l.period)
@@ -83,6 +92,8 @@ func (l *limiter) take(now time.Time) (ok bool, wait time.Duration) {
 	}
 	l.advance(now)
 	switch l.mode {
+	case GCRA:
+		return l.rule.take(now)
 	case FixedWindow:
 		if l.used < l.quota {
 			l.used++
@@ -101,13 +112,25 @@ func (l *limiter) take(now time.Time) (ok bool, wait time.Duration) {
 
 // set changes quota and period at now. Requests already accepted keep
 // counting against the new quota: a bucket that had used u tokens has
-// quota-u left (at least 0), and a window keeps its counter. A new period
-// starts a new window at now, with the counter carried over.
+// quota-u left (at least 0), a window keeps its counter, and GCRA keeps
+// the u emission intervals its theoretical arrival time is ahead of now,
+// at the new rate (see gcra.set). A new period starts a new window at now,
+// with the counter carried over. Coming from unlimited, the bucket is
+// full and GCRA idle.
 func (l *limiter) set(now time.Time, quota int, period time.Duration) {
 	l.advance(now)
 	oldQuota, oldPeriod, oldUnit, oldCap, oldCredit := l.quota, l.period, l.unit, l.capacity, l.credit
 	l.setShape(quota, period)
 	switch l.mode {
+	case GCRA:
+		switch {
+		case quota == 0:
+			l.rule = nil
+		case l.rule == nil:
+			l.rule = newGCRA(now, quota, period, l.burst)
+		default:
+			l.rule.set(now, quota, period)
+		}
 	case FixedWindow:
 		if oldQuota == 0 {
 			l.used = 0

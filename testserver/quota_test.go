@@ -239,6 +239,33 @@ func TestSetQuota(t *testing.T) {
 			cfg:  testserver.Config{Mode: testserver.FixedWindow}, before: 50, set: setQuota{3, time.Second},
 			steps: []step{{0, 4, 3, "1"}},
 		},
+		{
+			// 4 used of 10 at 100ms each leave TAT 400ms ahead; at 200ms each
+			// that is 800ms, and the tolerance is 9×200ms.
+			name: "gcra drop keeps what was used",
+			cfg:  testserver.Config{Quota: 10, Mode: testserver.GCRA, Burst: 10}, before: 4, set: setQuota{5, time.Second},
+			steps: []step{{0, 7, 6, "1"}, {199 * time.Millisecond, 1, 0, "1"}, {time.Millisecond, 2, 1, "1"}},
+		},
+		{
+			name: "gcra raise",
+			cfg:  testserver.Config{Quota: 2, Mode: testserver.GCRA}, before: 1, set: setQuota{10, time.Second},
+			steps: []step{{0, 1, 0, "1"}, {100 * time.Millisecond, 2, 1, "1"}},
+		},
+		{
+			name: "gcra new period keeps what was used",
+			cfg:  testserver.Config{Quota: 10, Mode: testserver.GCRA, Burst: 10}, before: 5, set: setQuota{10, time.Minute},
+			steps: []step{{0, 6, 5, "6"}, {5999 * time.Millisecond, 1, 0, "1"}, {time.Millisecond, 2, 1, "6"}},
+		},
+		{
+			name: "gcra to unlimited",
+			cfg:  testserver.Config{Quota: 2, Mode: testserver.GCRA}, before: 1, set: setQuota{0, time.Second},
+			steps: []step{{0, 100, 100, ""}},
+		},
+		{
+			name: "gcra from unlimited",
+			cfg:  testserver.Config{Mode: testserver.GCRA, Burst: 3}, before: 50, set: setQuota{3, time.Second},
+			steps: []step{{0, 4, 3, "1"}, {333 * time.Millisecond, 1, 0, "1"}, {time.Millisecond, 2, 1, "1"}},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := newFakeClock()
@@ -276,10 +303,18 @@ func TestSetQuotaPanicsOnBadQuota(t *testing.T) {
 // goroutines at a fixed time get exactly Quota acceptances between them.
 func TestConcurrentRequestsNeverExceedQuota(t *testing.T) {
 	const quota, goroutines, each = 50, 8, 40
-	for _, mode := range []testserver.Mode{testserver.TokenBucket, testserver.FixedWindow} {
-		t.Run(string(mode), func(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		mode  testserver.Mode
+		burst int
+	}{
+		{"token bucket", testserver.TokenBucket, 0},
+		{"fixed window", testserver.FixedWindow, 0},
+		{"gcra with a burst of the quota", testserver.GCRA, quota},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			clock := newFakeClock()
-			h := newHandler(t, testserver.Config{Quota: quota, Mode: mode, Now: clock.Now})
+			h := newHandler(t, testserver.Config{Quota: quota, Mode: tc.mode, Burst: tc.burst, Now: clock.Now})
 			var ok, rejected atomic.Int64
 			var wg sync.WaitGroup
 			for range goroutines {

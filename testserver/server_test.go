@@ -2,8 +2,10 @@ package testserver_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"sync"
 	"testing"
@@ -190,4 +192,67 @@ func TestListenUnspecifiedHostURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	res.Body.Close()
+}
+
+// TestFixedWindowLatencyKeptAlive sends requests one after another on a
+// single kept-alive connection to a fixed-window server with latency: each
+// request, answered 200 or 429, is delayed by the latency, the connection
+// is reused for all of them, and the window's counter resets on time.
+func TestFixedWindowLatencyKeptAlive(t *testing.T) {
+	const latency = 40 * time.Millisecond
+	clock := newFakeClock()
+	s := newServer(t, testserver.Config{
+		Quota: 3, Period: 5 * time.Second, Mode: testserver.FixedWindow, Latency: latency, Now: clock.Now,
+	})
+	transport := &http.Transport{MaxConnsPerHost: 1}
+	defer transport.CloseIdleConnections()
+	client := &http.Client{Transport: transport}
+
+	var dials, sent int
+	for i, step := range []struct {
+		advance time.Duration
+		want    []string // status and Retry-After of each request, in order
+	}{
+		{0, []string{"200 ", "200 ", "200 ", "429 5", "429 5"}},
+		{4500 * time.Millisecond, []string{"429 1"}},
+		{500 * time.Millisecond, []string{"200 ", "200 ", "200 ", "429 5"}}, // a new window
+	} {
+		clock.Advance(step.advance)
+		for j, want := range step.want {
+			reused := false
+			ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+				ConnectStart: func(string, string) { dials++ },
+				GotConn:      func(info httptrace.GotConnInfo) { reused = info.Reused },
+			})
+			req, err := http.NewRequestWithContext(ctx, "POST", s.Endpoint(), strings.NewReader("x"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			res, err := client.Do(req)
+			if err != nil {
+				t.Fatalf("step %d request %d: %v", i, j, err)
+			}
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			elapsed := time.Since(start)
+			if got := fmt.Sprintf("%d %s", res.StatusCode, res.Header.Get("Retry-After")); got != want {
+				t.Errorf("step %d request %d: got %q, want %q", i, j, got, want)
+			}
+			if elapsed < latency {
+				t.Errorf("step %d request %d: answered in %v, want at least the latency %v", i, j, elapsed, latency)
+			}
+			if sent > 0 && !reused {
+				t.Errorf("step %d request %d: got a new connection, want the kept-alive one", i, j)
+			}
+			sent++
+		}
+	}
+	if got, want := dials, 1; got != want {
+		t.Errorf("connections dialled: got %d, want %d", got, want)
+	}
+	st := s.Handler.Stats()
+	if st.Accepted != 6 || st.Rejected != 4 {
+		t.Errorf("Stats(): got accepted %d rejected %d, want 6 4", st.Accepted, st.Rejected)
+	}
 }

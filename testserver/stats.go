@@ -31,6 +31,9 @@ type Stats struct {
 	Period string `json:"period"`
 	// Mode is the quota algorithm.
 	Mode Mode `json:"mode"`
+	// Burst is how many requests GCRA accepts back to back after an idle
+	// period, 1 for none; 0 in the other modes.
+	Burst int `json:"burst,omitempty"`
 	// Outage is the status answered to every API request, or 0.
 	Outage int `json:"outage"`
 	// Series holds per-second counts, oldest first, for seconds (by the

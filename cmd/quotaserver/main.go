@@ -5,8 +5,8 @@
 //
 // Usage:
 //
-//	quotaserver [--addr 127.0.0.1:8500] [--quota 100] [--period 1s] [--mode token-bucket|fixed-window]
-//	            [--refill 100ms] [--latency 0] [--jitter 0] [--error-rate 0] [--max-body 1048576]
+//	quotaserver [--addr 127.0.0.1:8500] [--quota 100] [--period 1s] [--mode token-bucket|fixed-window|gcra]
+//	            [--burst 0] [--refill 100ms] [--latency 0] [--jitter 0] [--error-rate 0] [--max-body 1048576]
 //	            [--max-conns 256] [--seed 0] [--log-level info] [--shutdown-timeout 10s]
 //
 // It prints its URL, then serves until SIGINT or SIGTERM, when it waits up to
@@ -70,7 +70,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		addr            = fs.String("addr", "127.0.0.1:8500", "`host:port` to listen on (port 0 picks a free one)")
 		quota           = fs.Int("quota", 100, "requests allowed per period; 0 means unlimited")
 		period          = fs.Duration("period", time.Second, "quota period")
-		mode            = fs.String("mode", string(testserver.TokenBucket), "quota algorithm: token-bucket or fixed-window")
+		mode            = fs.String("mode", string(testserver.TokenBucket), "quota algorithm: token-bucket, fixed-window or gcra (strict: requests period/quota apart)")
+		burst           = fs.Int("burst", 0, "gcra only: requests that may come back to back after an idle period; 0 or 1 means no burst")
 		refill          = fs.Duration("refill", 0, "token bucket refill step; 0 means 100ms or the period if shorter")
 		latency         = fs.Duration("latency", 0, "delay added to every API request")
 		jitter          = fs.Duration("jitter", 0, "extra uniformly random delay in [0, jitter)")
@@ -96,8 +97,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usagef("--quota: %d is negative", *quota)
 	case *period <= 0:
 		return usagef("--period: %v is not positive", *period)
-	case *mode != string(testserver.TokenBucket) && *mode != string(testserver.FixedWindow):
-		return usagef("--mode: %q: want %s or %s", *mode, testserver.TokenBucket, testserver.FixedWindow)
+	case *mode != string(testserver.TokenBucket) && *mode != string(testserver.FixedWindow) && *mode != string(testserver.GCRA):
+		return usagef("--mode: %q: want %s, %s or %s", *mode, testserver.TokenBucket, testserver.FixedWindow, testserver.GCRA)
+	case *burst < 0:
+		return usagef("--burst: %d is negative", *burst)
+	case *burst != 0 && *mode != string(testserver.GCRA):
+		return usagef("--burst: only with --mode %s (the %s's burst is --quota)", testserver.GCRA, *mode)
 	case *refill < 0:
 		return usagef("--refill: %v is negative", *refill)
 	case *latency < 0:
@@ -121,6 +126,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Quota:        *quota,
 		Period:       *period,
 		Mode:         testserver.Mode(*mode),
+		Burst:        *burst,
 		Refill:       *refill,
 		Latency:      *latency,
 		Jitter:       *jitter,

@@ -15,13 +15,58 @@ import (
 	"time"
 )
 
+// serverStats is the part of GET /stats these tests check.
+type serverStats struct {
+	Accepted, Rejected int64
+	Quota              int
+	Period             string
+	Mode               string
+	Burst              int
+}
+
 func TestRunServesAndShutsDown(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		args      []string
+		want      []int // statuses of back-to-back API requests
+		wantStats serverStats
+	}{
+		{
+			name:      "token bucket",
+			args:      []string{"--quota", "2", "--period", "1m"},
+			want:      []int{200, 200, 429},
+			wantStats: serverStats{Accepted: 2, Rejected: 1, Quota: 2, Period: "1m0s", Mode: "token-bucket"},
+		},
+		{
+			name:      "gcra no burst",
+			args:      []string{"--quota", "1", "--period", "1m", "--mode", "gcra"},
+			want:      []int{200, 429, 429},
+			wantStats: serverStats{Accepted: 1, Rejected: 2, Quota: 1, Period: "1m0s", Mode: "gcra", Burst: 1},
+		},
+		{
+			name:      "gcra burst",
+			args:      []string{"--quota", "1", "--period", "1m", "--mode", "gcra", "--burst", "3"},
+			want:      []int{200, 200, 200, 429},
+			wantStats: serverStats{Accepted: 3, Rejected: 1, Quota: 1, Period: "1m0s", Mode: "gcra", Burst: 3},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			runAndCheck(t, tc.args, tc.want, tc.wantStats)
+		})
+	}
+}
+
+// runAndCheck runs the server with args, sends len(want) API requests one
+// after another, checks their statuses and GET /stats, then cancels and
+// checks the server shuts down.
+func runAndCheck(t *testing.T, args []string, want []int, wantStats serverStats) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	outR, outW := io.Pipe()
 	errc := make(chan error, 1)
 	go func() {
-		errc <- run(ctx, []string{"--addr", "127.0.0.1:0", "--quota", "2", "--period", "1m", "--log-level", "warn"}, outW, io.Discard)
+		errc <- run(ctx, append([]string{"--addr", "127.0.0.1:0", "--log-level", "warn"}, args...), outW, io.Discard)
 		outW.Close()
 	}()
 
@@ -40,7 +85,7 @@ func TestRunServesAndShutsDown(t *testing.T) {
 	}
 
 	var statuses []int
-	for range 3 {
+	for range want {
 		res, err := http.Post(api, "text/plain", strings.NewReader("x"))
 		if err != nil {
 			t.Fatal(err)
@@ -48,7 +93,7 @@ func TestRunServesAndShutsDown(t *testing.T) {
 		res.Body.Close()
 		statuses = append(statuses, res.StatusCode)
 	}
-	if want := []int{200, 200, 429}; !slices.Equal(statuses, want) {
+	if !slices.Equal(statuses, want) {
 		t.Errorf("API statuses: got %v, want %v", statuses, want)
 	}
 
@@ -56,18 +101,14 @@ func TestRunServesAndShutsDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stats struct {
-		Accepted, Rejected int64
-		Quota              int
-		Period             string
-	}
+	var stats serverStats
 	err = json.NewDecoder(res.Body).Decode(&stats)
 	res.Body.Close()
 	if err != nil {
 		t.Fatalf("GET /stats: %v", err)
 	}
-	if stats.Accepted != 2 || stats.Rejected != 1 || stats.Quota != 2 || stats.Period != "1m0s" {
-		t.Errorf("GET /stats: got %+v, want accepted 2, rejected 1, quota 2, period 1m0s", stats)
+	if stats != wantStats {
+		t.Errorf("GET /stats: got %+v, want %+v", stats, wantStats)
 	}
 
 	cancel()
@@ -94,6 +135,9 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{[]string{"--period=0s"}, "--period"},
 		{[]string{"--period=-1s"}, "--period"},
 		{[]string{"--mode=leaky"}, "--mode"},
+		{[]string{"--mode=gcra", "--burst=-1"}, "--burst"},
+		{[]string{"--burst=10"}, "--burst"}, // token bucket: its burst is --quota
+		{[]string{"--mode=fixed-window", "--burst=1"}, "--burst"},
 		{[]string{"--refill=-1s"}, "--refill"},
 		{[]string{"--latency=-1ms"}, "--latency"},
 		{[]string{"--jitter=-1ms"}, "--jitter"},
@@ -148,7 +192,7 @@ func TestRunHelp(t *testing.T) {
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("run -h: got %v, want flag.ErrHelp", err)
 	}
-	for _, name := range []string{"-addr", "-quota", "-period", "-mode", "-refill", "-latency", "-jitter", "-error-rate", "-max-body", "-max-conns", "-log-level"} {
+	for _, name := range []string{"-addr", "-quota", "-period", "-mode", "gcra", "-burst", "-refill", "-latency", "-jitter", "-error-rate", "-max-body", "-max-conns", "-log-level"} {
 		if !strings.Contains(stderr.String(), name) {
 			t.Errorf("usage does not mention %s:\n%s", name, stderr.String())
 		}

@@ -77,7 +77,8 @@
   }
 
   function describe(stats) {
-    const quota = stats.quota > 0 ? `quota ${stats.quota} per ${stats.period} (${stats.mode})` : "no quota";
+    const burst = stats.burst > 1 ? `, burst ${stats.burst}` : "";
+    const quota = stats.quota > 0 ? `quota ${stats.quota} per ${stats.period} (${stats.mode}${burst})` : "no quota";
     const outage = stats.outage ? `, outage: every request answered ${stats.outage}` : "";
     return `Totals since start or reset: accepted ${stats.accepted}, rejected ${stats.rejected}, ` +
       `errors ${stats.errors}, too large ${stats.too_large}, client-throttled ${stats.client_throttled}. ` +
