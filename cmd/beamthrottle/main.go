@@ -58,6 +58,9 @@ func runPipeline(ctx context.Context, o pipeline.Options, stdout, stderr io.Writ
 	if err := o.Validate(); err != nil {
 		return pipeline.Summary{}, err
 	}
+	if err := o.Check(ctx, stderr); err != nil {
+		return pipeline.Summary{}, err
+	}
 	sum, err := pipeline.Run(ctx, o, stderr, 3*time.Second)
 	if err != nil {
 		return sum, err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -43,6 +44,8 @@ func TestDemo(t *testing.T) {
 // TestRejectsBadFlags: wrong flag values are rejected at start with a
 // message naming the flag.
 func TestRejectsBadFlags(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "requests.jsonl")
+	empty := t.TempDir()
 	tests := []struct {
 		args []string
 		want string
@@ -56,7 +59,14 @@ func TestRejectsBadFlags(t *testing.T) {
 		{[]string{"--generate=10", "--url=http://x", "--output_prefix=o/", "--caller=nope"}, "--caller:"},
 		{[]string{"--generate=10", "--url=http://x"}, "--output_prefix:"},
 		{[]string{"--reprocess", "--url=http://x", "--output_prefix=o/"}, "--subscription:"},
+		{[]string{"--input=" + missing, "--url=http://x", "--output_prefix=o/"}, `--input: no file matches "` + missing + `"`},
+		{[]string{"--input=" + filepath.Join(empty, "*.jsonl"), "--url=http://x", "--output_prefix=o/"}, "--input: no file matches"},
+		{[]string{"--generate=10", "--url=http://x", "--output_prefix=o/", "--header_env=Authorization=BEAMTHROTTLE_UNSET_TOKEN"},
+			"--header_env: Authorization=BEAMTHROTTLE_UNSET_TOKEN: environment variable BEAMTHROTTLE_UNSET_TOKEN is not set"},
 	}
+	t.Setenv("BEAMTHROTTLE_UNSET_TOKEN", "")
+	os.Unsetenv("BEAMTHROTTLE_UNSET_TOKEN")
+	t.Chdir(t.TempDir()) // a run that should have been refused writes here
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			fs := flag.NewFlagSet("t", flag.ContinueOnError)
@@ -69,5 +79,26 @@ func TestRejectsBadFlags(t *testing.T) {
 				t.Errorf("got %v, want an error naming %s", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestRejectsUnknownRunner: Beam exits the process on an unknown --runner
+// once the job is built; the binary refuses it at start, naming the flag and
+// the runners it has.
+func TestRejectsUnknownRunner(t *testing.T) {
+	old := flag.Lookup("runner").Value.String()
+	if err := flag.Set("runner", "nosuchrunner"); err != nil {
+		t.Fatal(err)
+	}
+	defer flag.Set("runner", old)
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	o := pipeline.RegisterFlags(fs)
+	if err := fs.Parse([]string{"--generate=10", "--url=http://x", "--output_prefix=o/"}); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	_, err := runPipeline(context.Background(), *o, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), `--runner: no runner "nosuchrunner"`) || !strings.Contains(err.Error(), "dataflow") {
+		t.Errorf("got %v, want an error naming --runner and listing the runners", err)
 	}
 }
