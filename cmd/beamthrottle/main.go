@@ -31,12 +31,11 @@ import (
 )
 
 func main() {
-	opts := pipeline.RegisterFlags(flag.CommandLine)
+	opts, demo := defineFlags(flag.CommandLine)
 	// Header values may be secrets: keep them out of the job's pipeline
 	// options (shown in the Dataflow UI). They still reach the workers
 	// inside the caller's configuration; prefer --header_env for secrets.
 	dataflow.DontUseFlagAsPipelineOption("header")
-	demo := flag.Bool("demo", false, "Run the local demo: an embedded quota server on loopback, generated input, outputs under out/.")
 	flag.Parse()
 	beam.Init()
 
@@ -52,6 +51,15 @@ func main() {
 		fmt.Fprintln(os.Stderr, "beamthrottle:", err)
 		os.Exit(1)
 	}
+}
+
+// defineFlags defines the binary's flags on fs, which already holds Beam's,
+// and its --help: the pipeline's flags by group, then Beam's.
+func defineFlags(fs *flag.FlagSet) (*pipeline.Options, *bool) {
+	opts := pipeline.RegisterFlags(fs)
+	demo := fs.Bool("demo", false, "Run the local demo: an embedded quota server on loopback, generated input, outputs under out/.")
+	fs.Usage = func() { usage(fs.Output(), fs, append(pipeline.FlagGroups(), demoGroup)) }
+	return opts, demo
 }
 
 func runPipeline(ctx context.Context, o pipeline.Options, stdout, stderr io.Writer) (pipeline.Summary, error) {
