@@ -73,6 +73,10 @@ func runPipeline(ctx context.Context, o pipeline.Options, stdout, stderr io.Writ
 	if err != nil {
 		return sum, err
 	}
+	if dryRun() {
+		fmt.Fprintln(stdout, "dry run: the Dataflow job is in the log above; nothing was submitted")
+		return sum, nil
+	}
 	if pipeline.Submitted() {
 		fmt.Fprintln(stdout, "job submitted; follow it in the runner's UI (Beam counters in namespace beamthrottle)")
 		return sum, nil
@@ -215,6 +219,17 @@ func reportClientThrottles(h *testserver.Handler) func() {
 		}
 	}()
 	return func() { close(stop); <-done }
+}
+
+// dryRun reports whether the Dataflow runner was asked only to print the
+// job (--dry_run): it then returns no result.
+func dryRun() bool {
+	runner, dry := flag.Lookup("runner"), flag.Lookup("dry_run")
+	if runner == nil || dry == nil || dry.Value.String() != "true" {
+		return false
+	}
+	r := runner.Value.String()
+	return r == "dataflow" || r == "DataflowRunner"
 }
 
 // isSet reports whether the flag was given on the command line.
