@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -100,5 +101,32 @@ func TestRejectsUnknownRunner(t *testing.T) {
 	_, err := runPipeline(context.Background(), *o, &bytes.Buffer{}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), `--runner: no runner "nosuchrunner"`) || !strings.Contains(err.Error(), "dataflow") {
 		t.Errorf("got %v, want an error naming --runner and listing the runners", err)
+	}
+}
+
+// TestMakeRun: `make run` says it is building before the build (minutes on
+// a fresh machine), builds the binary and runs the demo with it.
+func TestMakeRun(t *testing.T) {
+	mk, err := exec.LookPath("make")
+	if err != nil {
+		t.Skip("no make on the PATH")
+	}
+	out, err := exec.Command(mk, "-n", "-C", "../..", "--no-print-directory", "run").Output()
+	if err != nil {
+		t.Fatalf("make -n run: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("make -n run: got %d commands, want 3 (say, build, run):\n%s", len(lines), out)
+	}
+	if !strings.HasPrefix(lines[0], "echo ") || !strings.Contains(lines[0], "first time") {
+		t.Errorf("first command %q, want an echo saying the first build takes long", lines[0])
+	}
+	build := strings.Fields(lines[1])
+	if len(build) != 5 || build[1] != "build" || build[2] != "-o" || build[4] != "./cmd/beamthrottle" {
+		t.Fatalf("second command %q, want go build -o BIN ./cmd/beamthrottle", lines[1])
+	}
+	if want := "./" + filepath.Clean(build[3]) + " --demo"; lines[2] != want {
+		t.Errorf("third command %q, want %q", lines[2], want)
 	}
 }
