@@ -151,7 +151,8 @@ const listTimeout = 60 * time.Second
 // filesystem decide: Check then writes a warning to warn (nil: none) instead
 // of refusing a --header_env variable that is unset here, a local --input
 // path that matches nothing here, or an --input it could not list. A
-// gs:// glob that matches nothing is refused on every runner.
+// gs:// glob that matches nothing is refused on every runner. With a runner
+// that executes nothing (dot, vet) only --runner is checked.
 func (o Options) Check(ctx context.Context, warn io.Writer) error {
 	return o.check(ctx, startEnv{
 		Runner:          *runners.Runner,
