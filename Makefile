@@ -77,8 +77,13 @@ staticcheck:
 vuln:
 	$(GO) tool govulncheck ./...
 
+# The demo. The build is a step of its own so that a first run, which downloads
+# the modules and compiles Beam (minutes), says what it is doing.
+LOCAL_BIN := bin/local/beamthrottle
 run:
-	$(GO) run ./cmd/beamthrottle --demo
+	@echo "building $(LOCAL_BIN) (the first time: a few minutes, for module downloads and compilation)..."
+	$(GO) build -o $(LOCAL_BIN) ./cmd/beamthrottle
+	./$(LOCAL_BIN) --demo
 
 # The static linux/amd64 binary of the Dataflow Flex Template (templates/Dockerfile builds the same).
 template-binary:

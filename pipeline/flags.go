@@ -88,6 +88,28 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	return o
 }
 
+// FlagGroup is a titled group of the pipeline's flags, for --help.
+type FlagGroup struct {
+	Title string
+	Flags []string // flag names, without dashes, in the order to show them
+}
+
+// FlagGroups returns the flags RegisterFlags defines, each in one group, in
+// the order --help shows them.
+func FlagGroups() []FlagGroup {
+	return []FlagGroup{
+		{"Source (exactly one of --input, --subscription, --generate)",
+			[]string{"input", "input_format", "subscription", "idle_timeout", "generate", "generate_rate"}},
+		{"Caller", []string{"caller", "url", "method", "content_type", "header", "header_env", "max_response_bytes"}},
+		{"Throttle", []string{"throttle_mode", "k", "window", "reset_interval", "window_size", "bucket",
+			"groups", "batch_size", "batch_interval", "calls_in_flight", "call_timeout",
+			"strategy", "max_attempts", "max_age", "max_buffered", "max_payload_bytes", "failures_as_rejects"}},
+		{"Outputs", []string{"output_prefix", "success_topic", "dead_letter_topic", "dead_letter_errors", "name"}},
+		{"Pub/Sub", []string{"pubsub_project", "pubsub_emulator", "publish_timeout"}},
+		{"Reprocessing", []string{"reprocess", "max_total_attempts", "parked_topic"}},
+	}
+}
+
 // Validate checks the options and names the flag at fault.
 func (o Options) Validate() error {
 	sources := 0

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"mime/multipart"
 	"net/http"
@@ -216,24 +217,8 @@ func loggedJob(l *captureLogger) (dataflowJob, bool) {
 // worker binary and write the job to that location; without it, it must
 // submit the job and return at once (--async). Either way it must exit 0.
 func TestTemplateLaunch(t *testing.T) {
+	l := newLauncher(t)
 	bin := templateBinary(t)
-	script, err := os.ReadFile("launch.sh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const imageBinary = "/template/beamthrottle"
-	if !bytes.Contains(script, []byte(imageBinary)) {
-		t.Fatalf("launch.sh does not mention %s", imageBinary)
-	}
-	dir := t.TempDir()
-	launch := filepath.Join(dir, "launch.sh")
-	if err := os.WriteFile(launch, bytes.ReplaceAll(script, []byte(imageBinary), []byte(bin)), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	sh, err := exec.LookPath("sh")
-	if err != nil {
-		t.Fatal(err)
-	}
 	binHash, err := fileSHA256(bin)
 	if err != nil {
 		t.Fatal(err)
@@ -255,16 +240,9 @@ func TestTemplateLaunch(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			fake := newFakeGoogle(t)
+			fake.put("my-bucket/requests/batch-1.jsonl", []byte("{\"id\":1}\n")) // the files example's input
 			jobName := "beamthrottle-test-" + strings.ReplaceAll(lc.name, "/", "-")
-			args := append(exampleArgs(t, lc.file, lc.drop),
-				"--job_name="+jobName,
-				"--project=my-project",
-				"--region=us-central1",
-				"--runner=DataflowRunner",
-				"--service_account_email=launcher@my-project.iam.gserviceaccount.com",
-				"--staging_location=gs://my-bucket/staging",
-				"--temp_location=gs://my-bucket/temp",
-			)
+			args := append(exampleArgs(t, lc.file, lc.drop), launcherFlags(jobName)...)
 			const templateObject = "my-bucket/staging/template_launches/2026-01-01_00_00_00-1/job_object"
 			if tc.template {
 				args = append(args, "--template_location=gs://"+templateObject)
@@ -273,29 +251,17 @@ func TestTemplateLaunch(t *testing.T) {
 			}
 			slices.Sort(args)
 
-			cmd := exec.Command(sh, append([]string{launch}, args...)...)
-			cmd.Dir = dir
-			cmd.Env = []string{
-				"PATH=" + dir, // no Go toolchain, as in the launcher image
-				"HOME=" + dir,
-				"TMPDIR=" + dir,
-				"CLOUDSDK_CONFIG=" + dir,
-				"STORAGE_EMULATOR_HOST=" + fake.Listener.Addr().String(),
-				"GCE_METADATA_HOST=" + fake.Listener.Addr().String(),
-			}
-			var out bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &out
-			err := cmd.Run()
+			out, err := l.run(fake, args)
 			fake.checkUnexpected(t)
 			if err != nil {
-				t.Fatalf("launch.sh %s: got %v, want exit 0; output (tail):\n%s", strings.Join(args, " "), err, tail(out.String(), 40))
+				t.Fatalf("launch.sh %s: got %v, want exit 0; output (tail):\n%s", strings.Join(args, " "), err, tail(out, 40))
 			}
 
 			var job dataflowJob
 			if tc.template {
 				b, ok := fake.object(templateObject)
 				if !ok {
-					t.Fatalf("no job written to gs://%s; output (tail):\n%s", templateObject, tail(out.String(), 40))
+					t.Fatalf("no job written to gs://%s; output (tail):\n%s", templateObject, tail(out, 40))
 				}
 				if err := json.Unmarshal(b, &job); err != nil {
 					t.Fatalf("job at gs://%s: %v", templateObject, err)
@@ -303,7 +269,7 @@ func TestTemplateLaunch(t *testing.T) {
 			} else {
 				jobs := fake.submitted()
 				if len(jobs) != 1 {
-					t.Fatalf("got %d jobs submitted, want 1; output (tail):\n%s", len(jobs), tail(out.String(), 40))
+					t.Fatalf("got %d jobs submitted, want 1; output (tail):\n%s", len(jobs), tail(out, 40))
 				}
 				job = jobs[0]
 			}
@@ -326,6 +292,98 @@ func TestTemplateLaunch(t *testing.T) {
 			}
 		})
 	}
+}
+
+// launcherFlags are the flags Google's launcher adds to the parameters.
+func launcherFlags(jobName string) []string {
+	return []string{
+		"--job_name=" + jobName,
+		"--project=my-project",
+		"--region=us-central1",
+		"--runner=DataflowRunner",
+		"--service_account_email=launcher@my-project.iam.gserviceaccount.com",
+		"--staging_location=gs://my-bucket/staging",
+		"--temp_location=gs://my-bucket/temp",
+	}
+}
+
+// TestTemplateLaunchRefusesMissingInput: a launch whose input glob matches
+// no object on Cloud Storage fails at start, naming the parameter, and
+// submits no job.
+func TestTemplateLaunchRefusesMissingInput(t *testing.T) {
+	l := newLauncher(t)
+	fake := newFakeGoogle(t)
+	fake.put("my-bucket/requests/batch-1.jsonl", []byte("{\"id\":1}\n"))
+	const glob = "gs://my-bucket/other/*.jsonl"
+	var args []string
+	for _, a := range exampleArgs(t, "metadata.json", []string{"subscription", "generate", "idle_timeout"}) {
+		if strings.HasPrefix(a, "--input=") {
+			a = "--input=" + glob
+		}
+		args = append(args, a)
+	}
+	args = append(args, launcherFlags("beamthrottle-test-missing-input")...)
+	args = append(args, "--dataflow_endpoint="+fake.URL+"/")
+	slices.Sort(args)
+
+	out, err := l.run(fake, args)
+	fake.checkUnexpected(t)
+	if err == nil {
+		t.Errorf("launch.sh with --input=%s: got exit 0, want a failure", glob)
+	}
+	if want := `--input: no file matches "` + glob + `"`; !strings.Contains(out, want) {
+		t.Errorf("output lacks %q; output (tail):\n%s", want, tail(out, 20))
+	}
+	if jobs := fake.submitted(); len(jobs) != 0 {
+		t.Errorf("got %d jobs submitted, want none", len(jobs))
+	}
+}
+
+// launcher runs launch.sh, the image's entry point, with the template's
+// binary in place of /template/beamthrottle.
+type launcher struct {
+	sh, script, dir string
+}
+
+func newLauncher(t *testing.T) *launcher {
+	t.Helper()
+	bin := templateBinary(t)
+	script, err := os.ReadFile("launch.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const imageBinary = "/template/beamthrottle"
+	if !bytes.Contains(script, []byte(imageBinary)) {
+		t.Fatalf("launch.sh does not mention %s", imageBinary)
+	}
+	l := &launcher{dir: t.TempDir()}
+	l.script = filepath.Join(l.dir, "launch.sh")
+	if err := os.WriteFile(l.script, bytes.ReplaceAll(script, []byte(imageBinary), []byte(bin)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if l.sh, err = exec.LookPath("sh"); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// run runs launch.sh with args as the launcher would, against the fake
+// Google APIs, and returns its output.
+func (l *launcher) run(fake *fakeGoogle, args []string) (string, error) {
+	cmd := exec.Command(l.sh, append([]string{l.script}, args...)...)
+	cmd.Dir = l.dir
+	cmd.Env = []string{
+		"PATH=" + l.dir, // no Go toolchain, as in the launcher image
+		"HOME=" + l.dir,
+		"TMPDIR=" + l.dir,
+		"CLOUDSDK_CONFIG=" + l.dir,
+		"STORAGE_EMULATOR_HOST=" + fake.Listener.Addr().String(),
+		"GCE_METADATA_HOST=" + fake.Listener.Addr().String(),
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
 }
 
 func fileSHA256(name string) (string, error) {
@@ -400,6 +458,8 @@ func (f *fakeGoogle) serve(w http.ResponseWriter, r *http.Request) {
 		f.metadata(w, r, strings.Join(p[2:], "/"))
 	case len(p) == 4 && p[0] == "storage" && p[2] == "b" && r.Method == http.MethodGet:
 		writeJSON(w, map[string]string{"kind": "storage#bucket", "name": p[3], "id": p[3]})
+	case len(p) == 5 && p[0] == "storage" && p[2] == "b" && p[4] == "o" && r.Method == http.MethodGet:
+		f.list(w, p[3], r.URL.Query().Get("prefix"))
 	case len(p) == 6 && p[0] == "upload" && p[3] == "b" && p[5] == "o" && r.Method == http.MethodPost:
 		f.startUpload(w, r, p[4])
 	case len(p) == 3 && p[0] == "upload" && p[1] == "resumable" && (r.Method == http.MethodPut || r.Method == http.MethodPost):
@@ -525,6 +585,26 @@ func (f *fakeGoogle) continueUpload(w http.ResponseWriter, r *http.Request, id s
 		return
 	}
 	w.WriteHeader(http.StatusPermanentRedirect)
+}
+
+// put stores an object, as if uploaded before the launch.
+func (f *fakeGoogle) put(name string, b []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.objects[name] = b
+}
+
+// list handles GET /storage/v1/b/BUCKET/o?prefix=P (one page).
+func (f *fakeGoogle) list(w http.ResponseWriter, bucket, prefix string) {
+	f.mu.Lock()
+	var items []map[string]string
+	for _, name := range slices.Sorted(maps.Keys(f.objects)) {
+		if object, ok := strings.CutPrefix(name, bucket+"/"); ok && strings.HasPrefix(object, prefix) {
+			items = append(items, map[string]string{"kind": "storage#object", "bucket": bucket, "name": object, "size": strconv.Itoa(len(f.objects[name]))})
+		}
+	}
+	f.mu.Unlock()
+	writeJSON(w, map[string]any{"kind": "storage#objects", "items": items})
 }
 
 func (f *fakeGoogle) store(w http.ResponseWriter, bucket, name string, b []byte) {

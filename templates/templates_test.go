@@ -205,7 +205,8 @@ func userFlags(t *testing.T) map[string]bool {
 	return names
 }
 
-var helpFlagRE = regexp.MustCompile(`(?m)^  -(\S+)`)
+// helpFlagRE finds the flags in the binary's --help (cmd/beamthrottle/usage.go).
+var helpFlagRE = regexp.MustCompile(`(?m)^  --(\w+)`)
 
 // binaryFlags returns every flag the built binary accepts, from its -help.
 func binaryFlags(t *testing.T) map[string]bool {

@@ -31,12 +31,11 @@ import (
 )
 
 func main() {
-	opts := pipeline.RegisterFlags(flag.CommandLine)
+	opts, demo := defineFlags(flag.CommandLine)
 	// Header values may be secrets: keep them out of the job's pipeline
 	// options (shown in the Dataflow UI). They still reach the workers
 	// inside the caller's configuration; prefer --header_env for secrets.
 	dataflow.DontUseFlagAsPipelineOption("header")
-	demo := flag.Bool("demo", false, "Run the local demo: an embedded quota server on loopback, generated input, outputs under out/.")
 	flag.Parse()
 	beam.Init()
 
@@ -54,13 +53,29 @@ func main() {
 	}
 }
 
+// defineFlags defines the binary's flags on fs, which already holds Beam's,
+// and its --help: the pipeline's flags by group, then Beam's.
+func defineFlags(fs *flag.FlagSet) (*pipeline.Options, *bool) {
+	opts := pipeline.RegisterFlags(fs)
+	demo := fs.Bool("demo", false, "Run the local demo: an embedded quota server on loopback, generated input, outputs under out/.")
+	fs.Usage = func() { usage(fs.Output(), fs, append(pipeline.FlagGroups(), demoGroup)) }
+	return opts, demo
+}
+
 func runPipeline(ctx context.Context, o pipeline.Options, stdout, stderr io.Writer) (pipeline.Summary, error) {
 	if err := o.Validate(); err != nil {
+		return pipeline.Summary{}, err
+	}
+	if err := o.Check(ctx, stderr); err != nil {
 		return pipeline.Summary{}, err
 	}
 	sum, err := pipeline.Run(ctx, o, stderr, 3*time.Second)
 	if err != nil {
 		return sum, err
+	}
+	if dryRun() {
+		fmt.Fprintln(stdout, "dry run: the Dataflow job is in the log above; nothing was submitted")
+		return sum, nil
 	}
 	if pipeline.Submitted() {
 		fmt.Fprintln(stdout, "job submitted; follow it in the runner's UI (Beam counters in namespace beamthrottle)")
@@ -204,6 +219,17 @@ func reportClientThrottles(h *testserver.Handler) func() {
 		}
 	}()
 	return func() { close(stop); <-done }
+}
+
+// dryRun reports whether the Dataflow runner was asked only to print the
+// job (--dry_run): it then returns no result.
+func dryRun() bool {
+	runner, dry := flag.Lookup("runner"), flag.Lookup("dry_run")
+	if runner == nil || dry == nil || dry.Value.String() != "true" {
+		return false
+	}
+	r := runner.Value.String()
+	return r == "dataflow" || r == "DataflowRunner"
 }
 
 // isSet reports whether the flag was given on the command line.

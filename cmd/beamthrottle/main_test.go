@@ -5,6 +5,8 @@ import (
 	"context"
 	"flag"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -43,6 +45,8 @@ func TestDemo(t *testing.T) {
 // TestRejectsBadFlags: wrong flag values are rejected at start with a
 // message naming the flag.
 func TestRejectsBadFlags(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "requests.jsonl")
+	empty := t.TempDir()
 	tests := []struct {
 		args []string
 		want string
@@ -56,7 +60,14 @@ func TestRejectsBadFlags(t *testing.T) {
 		{[]string{"--generate=10", "--url=http://x", "--output_prefix=o/", "--caller=nope"}, "--caller:"},
 		{[]string{"--generate=10", "--url=http://x"}, "--output_prefix:"},
 		{[]string{"--reprocess", "--url=http://x", "--output_prefix=o/"}, "--subscription:"},
+		{[]string{"--input=" + missing, "--url=http://x", "--output_prefix=o/"}, `--input: no file matches "` + missing + `"`},
+		{[]string{"--input=" + filepath.Join(empty, "*.jsonl"), "--url=http://x", "--output_prefix=o/"}, "--input: no file matches"},
+		{[]string{"--generate=10", "--url=http://x", "--output_prefix=o/", "--header_env=Authorization=BEAMTHROTTLE_UNSET_TOKEN"},
+			"--header_env: Authorization=BEAMTHROTTLE_UNSET_TOKEN: environment variable BEAMTHROTTLE_UNSET_TOKEN is not set"},
 	}
+	t.Setenv("BEAMTHROTTLE_UNSET_TOKEN", "")
+	os.Unsetenv("BEAMTHROTTLE_UNSET_TOKEN")
+	t.Chdir(t.TempDir()) // a run that should have been refused writes here
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			fs := flag.NewFlagSet("t", flag.ContinueOnError)
@@ -69,5 +80,53 @@ func TestRejectsBadFlags(t *testing.T) {
 				t.Errorf("got %v, want an error naming %s", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestRejectsUnknownRunner: Beam exits the process on an unknown --runner
+// once the job is built; the binary refuses it at start, naming the flag and
+// the runners it has.
+func TestRejectsUnknownRunner(t *testing.T) {
+	old := flag.Lookup("runner").Value.String()
+	if err := flag.Set("runner", "nosuchrunner"); err != nil {
+		t.Fatal(err)
+	}
+	defer flag.Set("runner", old)
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	o := pipeline.RegisterFlags(fs)
+	if err := fs.Parse([]string{"--generate=10", "--url=http://x", "--output_prefix=o/"}); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	_, err := runPipeline(context.Background(), *o, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), `--runner: no runner "nosuchrunner"`) || !strings.Contains(err.Error(), "dataflow") {
+		t.Errorf("got %v, want an error naming --runner and listing the runners", err)
+	}
+}
+
+// TestMakeRun: `make run` says it is building before the build (minutes on
+// a fresh machine), builds the binary and runs the demo with it.
+func TestMakeRun(t *testing.T) {
+	mk, err := exec.LookPath("make")
+	if err != nil {
+		t.Skip("no make on the PATH")
+	}
+	out, err := exec.Command(mk, "-n", "-C", "../..", "--no-print-directory", "run").Output()
+	if err != nil {
+		t.Fatalf("make -n run: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("make -n run: got %d commands, want 3 (say, build, run):\n%s", len(lines), out)
+	}
+	if !strings.HasPrefix(lines[0], "echo ") || !strings.Contains(lines[0], "first time") {
+		t.Errorf("first command %q, want an echo saying the first build takes long", lines[0])
+	}
+	build := strings.Fields(lines[1])
+	if len(build) != 5 || build[1] != "build" || build[2] != "-o" || build[4] != "./cmd/beamthrottle" {
+		t.Fatalf("second command %q, want go build -o BIN ./cmd/beamthrottle", lines[1])
+	}
+	if want := "./" + filepath.Clean(build[3]) + " --demo"; lines[2] != want {
+		t.Errorf("third command %q, want %q", lines[2], want)
 	}
 }

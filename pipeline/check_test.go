@@ -1,0 +1,144 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+)
+
+// TestCheck runs the start-up checks for each kind of runner against real
+// files and the real environment.
+func TestCheck(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.jsonl"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("BEAMTHROTTLE_TEST_TOKEN", "Bearer 0123456789")
+	t.Setenv("BEAMTHROTTLE_TEST_EMPTY", "")
+	t.Setenv("BEAMTHROTTLE_TEST_UNSET", "") // restored after the test
+	os.Unsetenv("BEAMTHROTTLE_TEST_UNSET")
+
+	local := startEnv{Runner: "prism"}
+	dataflow := startEnv{Runner: "dataflow"}
+	tests := []struct {
+		name      string
+		env       startEnv
+		input     string
+		headerEnv map[string]string
+		wantErr   []string // substrings of the error; none: no error
+		wantWarn  []string // substrings of the warnings; none: no warning
+	}{
+		{name: "file", env: local, input: filepath.Join(dir, "a.jsonl")},
+		{name: "glob", env: local, input: filepath.Join(dir, "*.jsonl")},
+		{name: "default runner", env: startEnv{}, input: filepath.Join(dir, "*.jsonl")},
+		{name: "missing file", env: local, input: filepath.Join(dir, "b.jsonl"),
+			wantErr: []string{`--input: no file matches "` + filepath.Join(dir, "b.jsonl") + `"`}},
+		{name: "glob matching nothing", env: local, input: filepath.Join(dir, "empty", "*.jsonl"),
+			wantErr: []string{"--input: no file matches"}},
+		{name: "missing directory", env: local, input: filepath.Join(dir, "nodir", "*"),
+			wantErr: []string{"--input: no file matches"}},
+		{name: "unknown scheme", env: local, input: "s3://bucket/x.jsonl",
+			wantErr: []string{"--input:", `"s3"`}},
+		{name: "unknown scheme on dataflow", env: dataflow, input: "s3://bucket/x.jsonl",
+			wantErr: []string{"--input:", `"s3"`}},
+		{name: "local glob matching nothing on dataflow", env: dataflow, input: filepath.Join(dir, "empty", "*.jsonl"),
+			wantWarn: []string{"--input: no file matches", "workers of --runner=dataflow"}},
+		{name: "direct runner", env: startEnv{Runner: "DirectRunner"}, input: filepath.Join(dir, "b.jsonl"),
+			wantErr: []string{"--input: no file matches"}},
+		{name: "dot runs nothing", env: startEnv{Runner: "dot"}, input: filepath.Join(dir, "b.jsonl"),
+			headerEnv: map[string]string{"Authorization": "BEAMTHROTTLE_TEST_UNSET"}},
+
+		{name: "header_env set", env: local, headerEnv: map[string]string{"Authorization": "BEAMTHROTTLE_TEST_TOKEN"}},
+		{name: "header_env unset", env: local, headerEnv: map[string]string{"Authorization": "BEAMTHROTTLE_TEST_UNSET"},
+			wantErr: []string{"--header_env: Authorization=BEAMTHROTTLE_TEST_UNSET", "is not set"}},
+		{name: "header_env empty", env: local, headerEnv: map[string]string{"X-Key": "BEAMTHROTTLE_TEST_EMPTY"},
+			wantErr: []string{"--header_env: X-Key=BEAMTHROTTLE_TEST_EMPTY", "is empty"}},
+		{name: "header_env unset on dataflow", env: dataflow, headerEnv: map[string]string{"Authorization": "BEAMTHROTTLE_TEST_UNSET"},
+			wantWarn: []string{"--header_env: Authorization=BEAMTHROTTLE_TEST_UNSET", "workers of --runner=dataflow"}},
+		{name: "header_env unset on a job server", env: startEnv{Runner: "universal", Endpoint: "localhost:8099"},
+			headerEnv: map[string]string{"Authorization": "BEAMTHROTTLE_TEST_UNSET"},
+			wantWarn:  []string{"--header_env: Authorization"}},
+		{name: "header_env unset on a job server with loopback workers",
+			env:       startEnv{Runner: "flink", Endpoint: "localhost:8099", EnvironmentType: "LOOPBACK"},
+			headerEnv: map[string]string{"Authorization": "BEAMTHROTTLE_TEST_UNSET"},
+			wantErr:   []string{"--header_env: Authorization", "--runner=flink run in this process"}},
+		{name: "header_env unset on a prism job server with docker workers",
+			env:       startEnv{Runner: "prism", Endpoint: "localhost:8073", EnvironmentType: "docker"},
+			headerEnv: map[string]string{"Authorization": "BEAMTHROTTLE_TEST_UNSET"},
+			wantWarn:  []string{"--header_env: Authorization"}},
+		{name: "both wrong", env: local, input: filepath.Join(dir, "b.jsonl"),
+			headerEnv: map[string]string{"Authorization": "BEAMTHROTTLE_TEST_UNSET"},
+			wantErr:   []string{"--input: no file matches", "--header_env: Authorization"}},
+
+		{name: "unknown runner", env: startEnv{Runner: "nosuchrunner"},
+			wantErr: []string{`--runner: no runner "nosuchrunner"`, "prism", "dataflow", "universal", "flink", "spark", "DataflowRunner"}},
+		{name: "runner names are case-sensitive", env: startEnv{Runner: "Dataflow"},
+			wantErr: []string{`--runner: no runner "Dataflow"`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := Options{Input: tc.input, CallerOptions: CallerOptions{HeaderEnv: tc.headerEnv}}
+			var warn bytes.Buffer
+			err := o.check(context.Background(), tc.env, &warn)
+			switch {
+			case len(tc.wantErr) == 0 && err != nil:
+				t.Errorf("got error %v, want none", err)
+			case len(tc.wantErr) > 0 && err == nil:
+				t.Errorf("got no error, want one with %q", tc.wantErr)
+			case err != nil:
+				for _, want := range tc.wantErr {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("got error %q, want it to contain %q", err, want)
+					}
+				}
+			}
+			if len(tc.wantWarn) == 0 && warn.Len() > 0 {
+				t.Errorf("got warnings %q, want none", warn.String())
+			}
+			for _, want := range tc.wantWarn {
+				if !strings.Contains(warn.String(), want) {
+					t.Errorf("got warnings %q, want them to contain %q", warn.String(), want)
+				}
+			}
+		})
+	}
+}
+
+// TestRunnersRegistered checks the runner list against Beam's registry,
+// which cannot be listed: registering a name Beam already has panics.
+func TestRunnersRegistered(t *testing.T) {
+	for _, r := range Runners() {
+		for _, name := range append([]string{r.Name}, r.Aliases...) {
+			t.Run(name, func(t *testing.T) {
+				registered := func() (panicked bool) {
+					defer func() { panicked = recover() != nil }()
+					beam.RegisterRunner(name, func(context.Context, *beam.Pipeline) (beam.PipelineResult, error) {
+						return nil, nil
+					})
+					return false
+				}()
+				if !registered {
+					t.Errorf("runner %q is listed by Runners but Beam has no runner of that name in this binary", name)
+				}
+			})
+		}
+	}
+}
+
+// TestRunnerUsage: --help lists every runner by name.
+func TestRunnerUsage(t *testing.T) {
+	u := RunnerUsage()
+	for _, r := range Runners() {
+		if !strings.Contains(u, "\n  "+r.Name) {
+			t.Errorf("RunnerUsage lacks %q:\n%s", r.Name, u)
+		}
+	}
+}
