@@ -76,4 +76,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "loadtest: not every element was accounted for")
 		os.Exit(1)
 	}
+	if *mode == "soak" {
+		if leaks := r.Leaks(); len(leaks) > 0 {
+			for _, l := range leaks {
+				fmt.Fprintln(os.Stderr, "loadtest:", l)
+			}
+			os.Exit(1)
+		}
+	}
 }

@@ -54,6 +54,27 @@ func (r Result) Accounted() bool {
 	return r.Summary.Generated > 0 && r.Lines == r.Summary.Generated
 }
 
+// Leak bounds of a soak run, after its warm-up: a leak of the buffered data
+// would grow the live heap by tens of MB per minute at the soak's rate.
+const (
+	MaxHeapSlopeMB   = 20 // MB per minute
+	MaxGoroutineGrow = 50
+)
+
+// Leaks says, one line each, how the run exceeded the leak bounds; none
+// means it did not. It depends on the machine keeping up with the offered
+// load, so make soak checks it and make test does not.
+func (r Result) Leaks() []string {
+	var out []string
+	if r.SlopeMB > MaxHeapSlopeMB {
+		out = append(out, fmt.Sprintf("heap grows %.1f MB/min after warm-up (bound %d)", r.SlopeMB, MaxHeapSlopeMB))
+	}
+	if r.GoEnd > r.GoStart+MaxGoroutineGrow {
+		out = append(out, fmt.Sprintf("goroutines grew from %d to %d (bound +%d)", r.GoStart, r.GoEnd, MaxGoroutineGrow))
+	}
+	return out
+}
+
 // options returns pipeline options for a run against srv.
 func options(srv *testserver.Server, prefix string) (pipeline.Options, error) {
 	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)

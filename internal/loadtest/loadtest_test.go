@@ -17,8 +17,11 @@ func TestMain(m *testing.M) {
 }
 
 // TestSoak streams elements at twice the quota for -soak (one minute in
-// make test): every element is accounted for, the heap does not keep
-// growing after warm-up and goroutines do not leak.
+// make test): every element is accounted for. Its verdict rests on counts
+// only: whether the heap stays flat and goroutines do not leak depends on
+// how fast the machine keeps up (a machine that falls behind buffers more),
+// so those are checked by make soak (cmd/loadtest, ten minutes), not here;
+// the report below still shows them.
 func TestSoak(t *testing.T) {
 	const rate, quota = 200, 100
 	warmup := *soakFor / 4
@@ -30,19 +33,12 @@ func TestSoak(t *testing.T) {
 	if !r.Accounted() {
 		t.Errorf("%d generated, %d accounted for", r.Summary.Generated, r.Summary.Total())
 	}
-	if want := int64(rate * soakFor.Seconds()); r.Summary.Generated < want*9/10 {
-		t.Errorf("generated %d, want about %d", r.Summary.Generated, want)
+	// The generator emits a fixed number of ticks, however slow the run.
+	if want := int64(rate * soakFor.Seconds()); r.Summary.Generated != want {
+		t.Errorf("generated %d, want %d", r.Summary.Generated, want)
 	}
-	// Loose bounds: a leak of the buffered data would grow the heap by
-	// tens of MB per minute at this rate.
-	if r.SlopeMB > 20 {
-		t.Errorf("heap grows %.1f MB/min after warm-up", r.SlopeMB)
-	}
-	if r.GoEnd > r.GoStart+50 {
-		t.Errorf("goroutines grew from %d to %d", r.GoStart, r.GoEnd)
-	}
-	if r.Server.Accepted == 0 || r.Server.Rejected+r.Summary.ClientThrottled == 0 {
-		t.Errorf("at twice the quota want accepted calls and throttling, got server %+v", r.Server)
+	if r.Server.Accepted == 0 || r.Server.Accepted != r.Summary.Success {
+		t.Errorf("server accepted %d, success %d: want equal and > 0", r.Server.Accepted, r.Summary.Success)
 	}
 	if out := os.Getenv("LOADTEST_REPORT"); out != "" {
 		os.WriteFile(out, []byte(r.Report("soak")), 0o644)
