@@ -74,8 +74,7 @@ func (f *parkFn) ProcessElement(ctx context.Context, e Element, again, parked fu
 	reprocessedCounter.Inc(ctx, 1)
 	switch {
 	case e.Attempts < 0:
-		malformedCounter.Inc(ctx, 1)
-		addProgress(OutErrors, 1)
+		malformedCounter.Inc(ctx, 1) // progress: counted by formatRecord
 		malformed(throttle.Record{
 			Input:   mustJSON(Element{Data: e.Data, MessageID: e.MessageID, AckID: e.AckID}),
 			Error:   fmt.Sprintf("pipeline: dead-letter message %s has a malformed %q attribute %q", e.MessageID, AttrAttempts, e.Attributes[AttrAttempts]),
@@ -177,7 +176,6 @@ func (f *payloadCheckFn) ProcessElement(ctx context.Context, e Element, ok func(
 		ok(e)
 		return
 	}
-	badInputCounter.Inc(ctx, 1)
-	addProgress(OutErrors, 1)
+	badInputCounter.Inc(ctx, 1) // progress: counted by formatRecord
 	bad(throttle.Record{Input: mustJSON(e), Error: msg, Outcome: throttle.OutcomeError})
 }

@@ -242,7 +242,10 @@ func outputOf(o throttle.Outcome) string {
 
 // progress counts elements formatted per output in this process, for the
 // progress line of local runs (Prism runs the workers in-process; on
-// Dataflow the Beam counters in the job UI play this part).
+// Dataflow the Beam counters in the job UI play this part). Each element is
+// counted once, in one place: a success in formatResult, a failure record
+// in formatRecord (whichever step made it: the throttle, the payload check,
+// the malformed dead-letter check), a parked message in parkFn.
 var progress = map[string]*atomic.Int64{
 	OutSuccess: {}, OutClientThrottled: {}, OutServerThrottled: {}, OutErrors: {}, OutParked: {},
 }
