@@ -152,7 +152,8 @@ func microsToYearOK(us int64) bool {
 
 // FuzzFormatResult: a success line is always valid JSON holding the original
 // payload (as text, or base64 with "input_encoding") and the response
-// (embedded when it is JSON, else as text, or "base64:..." when not UTF-8).
+// (embedded when it is JSON, else as text, or base64 with
+// "response_encoding" when not UTF-8).
 func FuzzFormatResult(f *testing.F) {
 	f.Add([]byte(`{"id":7}`), "", []byte(`{"id":7}`))
 	f.Add([]byte(`{"id":7}`), "msg-1", []byte(` { "pretty" : [1, 2] } `))
@@ -160,6 +161,7 @@ func FuzzFormatResult(f *testing.F) {
 	f.Add([]byte{}, "m", []byte{})
 	f.Add([]byte("x"), "", []byte("\xff\xfe binary"))
 	f.Add([]byte("x"), "", []byte(`"\u00e9"`))
+	f.Add([]byte("x"), "", []byte("base64:/w=="))
 	f.Add([]byte(`{"malformed":`), "", []byte(`{"malformed":`))
 	f.Fuzz(func(t *testing.T, payload []byte, messageID string, response []byte) {
 		line, err := formatResult(Result{Input: Element{Data: payload, MessageID: messageID}, Response: response})
@@ -175,9 +177,10 @@ func FuzzFormatResult(f *testing.F) {
 			t.Errorf("formatResult = %q: want valid UTF-8", line)
 		}
 		var j struct {
-			Input    string          `json:"input"`
-			Encoding string          `json:"input_encoding"`
-			Response json.RawMessage `json:"response"`
+			Input            string          `json:"input"`
+			Encoding         string          `json:"input_encoding"`
+			Response         json.RawMessage `json:"response"`
+			ResponseEncoding string          `json:"response_encoding"`
 		}
 		if err := json.Unmarshal([]byte(line), &j); err != nil {
 			t.Fatal(err)
@@ -206,10 +209,12 @@ func FuzzFormatResult(f *testing.F) {
 			t.Fatalf("line %q: response is neither the JSON answer nor a string: %v", line, err)
 		}
 		got := []byte(s)
-		if b64, ok := strings.CutPrefix(s, "base64:"); ok && !utf8.Valid(response) {
-			if got, err = base64.StdEncoding.DecodeString(b64); err != nil {
+		if j.ResponseEncoding == "base64" {
+			if got, err = base64.StdEncoding.DecodeString(s); err != nil {
 				t.Fatalf("line %q: response: %v", line, err)
 			}
+		} else if j.ResponseEncoding != "" {
+			t.Errorf("line %q: unknown response_encoding %q", line, j.ResponseEncoding)
 		}
 		if !bytes.Equal(got, response) {
 			t.Errorf("line %q: got response %q, want %q", line, got, response)

@@ -73,6 +73,8 @@ type Options struct {
 	Reprocess        bool   // read the dead-letter subscription and throttle again
 	MaxTotalAttempts int    // messages past it are parked
 	ParkedTopic      string // parked messages ("" = files under OutputPrefix)
+
+	reprocessRun string // set by Reprocess: its dead letters carry it (AttrReprocessRun)
 }
 
 // throttleOptions turns Options into transform options.
@@ -205,7 +207,7 @@ func throttleAndWrite(s beam.Scope, in beam.PCollection, o Options, extraErrors,
 			dead = append(dead, errs)
 			done = done[:1]
 		}
-		msgs := beam.ParDo(s, &deadLetterFn{Pipeline: o.Name}, beam.Flatten(s, dead...))
+		msgs := beam.ParDo(s, &deadLetterFn{Pipeline: o.Name, Run: o.reprocessRun}, beam.Flatten(s, dead...))
 		published, err := publish(s.Scope("DeadLetter"), o, o.DeadLetterTopic, msgs)
 		if err != nil {
 			return Outputs{}, fmt.Errorf("--dead_letter_topic: %w", err)

@@ -66,11 +66,16 @@ func messageToElement(m pubsubio.Message) Element {
 // deadLetterFn turns failure Records into dead-letter messages.
 type deadLetterFn struct {
 	Pipeline string
+	Run      string // the reprocessing run's ID (AttrReprocessRun), "" for other runs
 }
 
 func (f *deadLetterFn) ProcessElement(r throttle.Record, emit func(pubsubio.Message)) {
 	r, e := unwrapRecord(r)
-	emit(pubsubio.Message{Data: r.Input, Attributes: deadLetterAttributes(r, e.MessageID, f.Pipeline), AckID: e.AckID})
+	a := deadLetterAttributes(r, e.MessageID, f.Pipeline)
+	if f.Run != "" {
+		a[AttrReprocessRun] = f.Run
+	}
+	emit(pubsubio.Message{Data: r.Input, Attributes: a, AckID: e.AckID})
 }
 
 // deadLetterAttributes builds the attributes of a dead-letter message,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/google/uuid"
 
 	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle"
@@ -33,6 +34,24 @@ var (
 // AttrParkedReason is added to a parked message's attributes.
 const AttrParkedReason = "parked_reason"
 
+// AttrReprocessRun is an attribute of the dead-letter messages a
+// reprocessing run writes: that run's ID, unique per run. A run that reads
+// a message carrying its own ID (its subscription is on its own dead-letter
+// topic) knows it has read that message before.
+const AttrReprocessRun = "reprocess_run"
+
+// rereadCounters count, by the output of the earlier pass, the messages a
+// reprocessing run read again from its own dead letters; the summary moves
+// them out of that output (see Summary.Reread).
+var rereadCounters = map[string]beam.Counter{
+	OutClientThrottled: beam.NewCounter(metricsNamespace, rereadPrefix+OutClientThrottled),
+	OutServerThrottled: beam.NewCounter(metricsNamespace, rereadPrefix+OutServerThrottled),
+	OutErrors:          beam.NewCounter(metricsNamespace, rereadPrefix+OutErrors),
+}
+
+// rereadPrefix starts the names of rereadCounters.
+const rereadPrefix = "reread_"
+
 // Reprocess adds the reprocessing pipeline to s: it reads the dead-letter
 // subscription o.Subscription and sends each payload through the throttle
 // again to the normal outputs. The payload reaching the caller is the
@@ -43,6 +62,12 @@ const AttrParkedReason = "parked_reason"
 // loops forever and nothing is lost. A message with a malformed attempts
 // attribute goes to the errors output. With o.IdleTimeout > 0 the run
 // drains the subscription and stops once it has been idle that long.
+//
+// When the subscription is on the dead-letter topic the run writes to, the
+// run reads its own dead letters again: they cycle, their attempts growing,
+// until they succeed, are parked, or the run stops reading. Its dead
+// letters carry the run's ID (AttrReprocessRun), so the run counts each
+// message once, under its last outcome (see Summary.Reread).
 func Reprocess(s beam.Scope, o Options) (Outputs, error) {
 	s = s.Scope("pipeline.Reprocess")
 	if o.Subscription == "" {
@@ -52,7 +77,8 @@ func Reprocess(s beam.Scope, o Options) (Outputs, error) {
 	if err != nil {
 		return Outputs{}, err
 	}
-	again, parked, malformed := beam.ParDo3(s, &parkFn{MaxTotalAttempts: o.MaxTotalAttempts}, in)
+	o.reprocessRun = uuid.NewString()
+	again, parked, malformed := beam.ParDo3(s, &parkFn{MaxTotalAttempts: o.MaxTotalAttempts, Run: o.reprocessRun}, in)
 	var parkedDone beam.PCollection
 	if o.ParkedTopic != "" {
 		if parkedDone, err = publish(s, o, o.ParkedTopic, beam.ParDo(s, parkedMessage, parked)); err != nil {
@@ -65,17 +91,27 @@ func Reprocess(s beam.Scope, o Options) (Outputs, error) {
 }
 
 // parkFn splits reprocessed elements: those to try again, those past the
-// attempt cap (parked) and those whose attempts attribute is malformed.
+// attempt cap (parked) and those whose attempts attribute is malformed. It
+// counts the messages read, and apart from them the messages this run
+// dead-lettered itself and reads again (their AttrReprocessRun is Run).
 type parkFn struct {
 	MaxTotalAttempts int
+	Run              string
 }
 
 func (f *parkFn) ProcessElement(ctx context.Context, e Element, again, parked func(Element), malformed func(throttle.Record)) {
-	reprocessedCounter.Inc(ctx, 1)
+	if f.Run != "" && e.Attributes[AttrReprocessRun] == f.Run {
+		// Read before by this run, whose outcome then (in the message's
+		// outcome attribute) was not its last: it moves to the new one.
+		prev := outputOf(throttle.Outcome(e.Attributes[AttrOutcome]))
+		rereadCounters[prev].Inc(ctx, 1)
+		addProgress(prev, -1)
+	} else {
+		reprocessedCounter.Inc(ctx, 1)
+	}
 	switch {
 	case e.Attempts < 0:
-		malformedCounter.Inc(ctx, 1)
-		addProgress(OutErrors, 1)
+		malformedCounter.Inc(ctx, 1) // progress: counted by formatRecord
 		malformed(throttle.Record{
 			Input:   mustJSON(Element{Data: e.Data, MessageID: e.MessageID, AckID: e.AckID}),
 			Error:   fmt.Sprintf("pipeline: dead-letter message %s has a malformed %q attribute %q", e.MessageID, AttrAttempts, e.Attributes[AttrAttempts]),
@@ -177,7 +213,6 @@ func (f *payloadCheckFn) ProcessElement(ctx context.Context, e Element, ok func(
 		ok(e)
 		return
 	}
-	badInputCounter.Inc(ctx, 1)
-	addProgress(OutErrors, 1)
+	badInputCounter.Inc(ctx, 1) // progress: counted by formatRecord
 	bad(throttle.Record{Input: mustJSON(e), Error: msg, Outcome: throttle.OutcomeError})
 }

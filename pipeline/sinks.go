@@ -146,15 +146,18 @@ func (f *writeLinesFn) Teardown() error {
 
 // resultJSON is a Success line.
 type resultJSON struct {
-	Input     string          `json:"input"`
-	Encoding  string          `json:"input_encoding,omitempty"`
-	Response  json.RawMessage `json:"response"`
-	MessageID string          `json:"message_id,omitempty"`
+	Input            string          `json:"input"`
+	Encoding         string          `json:"input_encoding,omitempty"`
+	Response         json.RawMessage `json:"response"`
+	ResponseEncoding string          `json:"response_encoding,omitempty"`
+	MessageID        string          `json:"message_id,omitempty"`
 }
 
 // formatResult renders a Success element as one JSON line: the input as a
-// string (base64 if not UTF-8) and the response embedded as JSON when it is
-// JSON, else as a string.
+// string, and the response embedded as JSON when it is UTF-8 JSON, else as
+// a string. A string that is not UTF-8 is written base64 and says so, in
+// "input_encoding":"base64" or "response_encoding":"base64", as failure
+// records do; without that key a string is the bytes themselves.
 func formatResult(r Result) (string, error) {
 	addProgress(OutSuccess, 1)
 	j := resultJSON{MessageID: r.Input.MessageID}
@@ -162,10 +165,8 @@ func formatResult(r Result) (string, error) {
 	if json.Valid(r.Response) && utf8.Valid(r.Response) {
 		j.Response = r.Response
 	} else {
-		s, enc := textOrBase64(r.Response)
-		if enc != "" {
-			s = "base64:" + s
-		}
+		var s string
+		s, j.ResponseEncoding = textOrBase64(r.Response)
 		b, err := json.Marshal(s)
 		if err != nil {
 			return "", err
@@ -241,7 +242,10 @@ func outputOf(o throttle.Outcome) string {
 
 // progress counts elements formatted per output in this process, for the
 // progress line of local runs (Prism runs the workers in-process; on
-// Dataflow the Beam counters in the job UI play this part).
+// Dataflow the Beam counters in the job UI play this part). Each element is
+// counted once, in one place: a success in formatResult, a failure record
+// in formatRecord (whichever step made it: the throttle, the payload check,
+// the malformed dead-letter check), a parked message in parkFn.
 var progress = map[string]*atomic.Int64{
 	OutSuccess: {}, OutClientThrottled: {}, OutServerThrottled: {}, OutErrors: {}, OutParked: {},
 }

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -65,16 +66,24 @@ func (f *generateFn) ProcessElement(ctx context.Context, _ []byte, emit func(Ele
 
 // ReadFiles is the bounded source of text or JSONL files matching glob
 // (local paths or gs://): one element per non-empty line, the line's bytes
-// as the payload, unchanged. Lines are not parsed, so a malformed JSON line
-// reaches the caller as it is and the API's answer decides its outcome.
+// as the payload, unchanged. A line ends at "\n" or "\r\n" (files written
+// on Windows), and the line end is not part of the payload; a line that is
+// empty without its line end is skipped. Lines are not parsed, so a
+// malformed JSON line reaches the caller as it is and the API's answer
+// decides its outcome.
 func ReadFiles(s beam.Scope, glob string) beam.PCollection {
 	s = s.Scope("pipeline.ReadFiles")
 	return beam.ParDo(s, &lineFn{}, textio.Read(s, glob))
 }
 
+// lineFn turns a line read by textio (which splits at "\n" and keeps a
+// "\r" before it) into an Element without that "\r" (a last line ending
+// in "\r" loses it too, as with bufio.ScanLines); empty lines are not
+// elements.
 type lineFn struct{}
 
 func (lineFn) ProcessElement(line string, emit func(Element)) {
+	line = strings.TrimSuffix(line, "\r")
 	if line == "" {
 		return
 	}

@@ -20,8 +20,16 @@ type Summary struct {
 	Requests, Retries int64
 	// Parked counts reprocessed messages that reached --max_total_attempts.
 	Parked int64
-	// Reprocessed counts dead-letter messages read by a reprocessing run.
+	// Reprocessed counts the dead-letter messages a reprocessing run read,
+	// each once (re-reads apart, see Reread).
 	Reprocessed int64
+	// Reread counts the messages a reprocessing run read again after
+	// dead-lettering them itself (its subscription is on its own
+	// dead-letter topic). Each such message is counted once, under the
+	// outcome of its last pass: its earlier passes' outcomes (throttled,
+	// or errors with --dead_letter_errors) are left out of the other
+	// fields, though their lines are in the output files.
+	Reread int64
 	// Generated counts the elements the built-in generators emitted.
 	Generated int64
 	// Buffered counts the elements that reached a throttle group's buffer.
@@ -45,6 +53,7 @@ func SummaryFrom(res beam.PipelineResult) Summary {
 	}
 	for _, c := range res.Metrics().AllMetrics().Counters() {
 		var dst *int64
+		sign := int64(1)
 		switch c.Key.Namespace {
 		case throttle.Namespace:
 			switch c.Key.Name {
@@ -77,10 +86,19 @@ func SummaryFrom(res beam.PipelineResult) Summary {
 				dst = &s.Generated
 			case "malformed", "bad_input":
 				dst = &s.Errors // malformed dead-letter messages and bad payloads are errors
+			case rereadPrefix + OutClientThrottled:
+				dst, sign = &s.ClientThrottled, -1
+			case rereadPrefix + OutServerThrottled:
+				dst, sign = &s.ServerThrottled, -1
+			case rereadPrefix + OutErrors:
+				dst, sign = &s.Errors, -1
+			}
+			if strings.HasPrefix(c.Key.Name, rereadPrefix) {
+				s.Reread += c.Result()
 			}
 		}
 		if dst != nil {
-			*dst += c.Result()
+			*dst += sign * c.Result()
 		}
 	}
 	return s
@@ -108,6 +126,9 @@ func (s Summary) WriteTable(w io.Writer, want int64) {
 	row("total", s.Total())
 	if s.Reprocessed != 0 {
 		row("reprocessed (read)", s.Reprocessed)
+	}
+	if s.Reread != 0 {
+		row("read again (own dead letters)", s.Reread)
 	}
 	if s.DeadLetterRejected != 0 {
 		row("refused by Pub/Sub", s.DeadLetterRejected)

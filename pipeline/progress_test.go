@@ -1,0 +1,106 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
+)
+
+// TestProgressCountsEachOutputOnce runs pipelines whose elements reach every
+// output by every path (payload checks, the throttle, malformed and parked
+// dead letters) and checks that the progress counts, the summary and the
+// output files agree: each element is counted once, in its own output.
+func TestProgressCountsEachOutputOnce(t *testing.T) {
+	big := `{"big":"` + strings.Repeat("x", 100) + `"}`
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, o *Options)
+		want  map[string]int64
+	}{
+		{
+			name: "payload checks and API errors",
+			setup: func(t *testing.T, o *Options) {
+				o.Input = writeInput(t, []string{`{"id":1}`, `{"id":2}`, `{"id":3}`, "not JSON", "{cut", big, big + " "})
+				o.CallerOptions.URL = jsonAPI(t)
+				o.MaxPayload = 100
+				o.K = 1e9 // no client throttling
+			},
+			want: map[string]int64{OutSuccess: 3, OutErrors: 4},
+		},
+		{
+			name: "jsonl check",
+			setup: func(t *testing.T, o *Options) {
+				o.Input = writeInput(t, []string{`{"id":1}`, "{cut", "plain"})
+				o.InputFormat = "jsonl"
+				o.Caller = "echo"
+			},
+			want: map[string]int64{OutSuccess: 1, OutErrors: 2},
+		},
+		{
+			name: "throttled",
+			setup: func(t *testing.T, o *Options) {
+				o.Generate = 40
+				o.Caller = "always429"
+			},
+			want: map[string]int64{}, // client and server throttled: 40 in all, split by the throttle
+		},
+		{
+			name: "reprocess: parked, malformed, empty, success",
+			setup: func(t *testing.T, o *Options) {
+				ps := emulator(t, "dlq")
+				var msgs []pubsubio.Message
+				for i := range 3 {
+					msgs = append(msgs, pubsubio.Message{Data: []byte(fmt.Sprintf("park-%d", i)), Attributes: map[string]string{AttrAttempts: "5"}})
+				}
+				msgs = append(msgs,
+					pubsubio.Message{Data: []byte("bad-1"), Attributes: map[string]string{AttrAttempts: "many"}},
+					pubsubio.Message{Data: []byte("bad-2"), Attributes: map[string]string{AttrAttempts: "-1"}},
+					pubsubio.Message{Attributes: map[string]string{AttrAttempts: "1"}}, // empty payload
+					pubsubio.Message{Data: []byte("ok-1"), Attributes: map[string]string{AttrAttempts: "1"}},
+					pubsubio.Message{Data: []byte("ok-2")})
+				if _, err := pubsubio.PublishMessages(context.Background(), project, "dlq", ps.Addr, msgs); err != nil {
+					t.Fatal(err)
+				}
+				o.Reprocess = true
+				o.Subscription = "dlq-sub"
+				o.IdleTimeout = time.Second
+				o.Caller = "echo"
+				o.PubSubHost = ps.Addr
+				o.MaxTotalAttempts = 5
+			},
+			want: map[string]int64{OutParked: 3, OutErrors: 3, OutSuccess: 2},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := baseOptions(t)
+			tc.setup(t, &o)
+			sum := run(t, o)
+			progress := Progress()
+			line := ProgressLine(-1)
+			summary := map[string]int64{OutSuccess: sum.Success, OutClientThrottled: sum.ClientThrottled,
+				OutServerThrottled: sum.ServerThrottled, OutErrors: sum.Errors, OutParked: sum.Parked}
+			var total int64
+			for _, name := range []string{OutSuccess, OutClientThrottled, OutServerThrottled, OutErrors, OutParked} {
+				files := int64(len(readLines(t, o.OutputPrefix, name)))
+				if progress[name] != summary[name] || files != summary[name] {
+					t.Errorf("%s: progress %d, summary %d, file lines %d: want all equal", name, progress[name], summary[name], files)
+				}
+				if want, ok := tc.want[name]; ok && summary[name] != want {
+					t.Errorf("%s: summary %d, want %d", name, summary[name], want)
+				}
+				if name != OutParked && !strings.Contains(line, fmt.Sprintf(" %s=%d", name, summary[name])) {
+					t.Errorf("progress line %q: want %s=%d", line, name, summary[name])
+				}
+				total += progress[name]
+			}
+			if total != sum.Total() {
+				t.Errorf("progress counts %d elements, summary %d", total, sum.Total())
+			}
+		})
+	}
+}
