@@ -1,0 +1,75 @@
+package adaptive
+
+import "time"
+
+// Verdict is what a [Policy] decides about the request being attempted.
+type Verdict int
+
+const (
+	// Send means send the request now.
+	Send Verdict = iota
+	// Postpone means not now: keep the request and ask again at
+	// Decision.RetryAt. A postponed request has not been counted as
+	// attempted.
+	Postpone
+	// Reject means reject the request locally, without sending it (the SRE
+	// throttle's r < p).
+	Reject
+)
+
+// String returns the name of the verdict.
+func (v Verdict) String() string {
+	switch v {
+	case Send:
+		return "Send"
+	case Postpone:
+		return "Postpone"
+	case Reject:
+		return "Reject"
+	}
+	return "Verdict(?)"
+}
+
+// Decision is a [Policy]'s answer for one request.
+type Decision struct {
+	Verdict Verdict
+	// RetryAt is, for Postpone, the earliest time at which asking again can
+	// give another answer (the next token of a pacer, the end of a
+	// Retry-After). It is zero for Send and Reject.
+	RetryAt time.Time
+	// Probability is the local rejection probability behind the verdict,
+	// for records and metrics: the SRE throttle's p, or, for a pacer, the
+	// share of recent requests it held back.
+	Probability float64
+}
+
+// Answer is what became of a request a [Policy] let through.
+type Answer struct {
+	// Outcome classifies the answer.
+	Outcome Outcome
+	// Sent is when the request was sent (the time of its Send decision);
+	// a policy may ignore answers to requests sent before it last reacted.
+	Sent time.Time
+	// RetryAfter is the backend's Retry-After, 0 if none.
+	RetryAfter time.Duration
+}
+
+// Policy is the throttling rule of one group: it decides, request by
+// request, whether to send now, postpone or reject, and learns from the
+// answers. Time is passed in, never read; a Policy is deterministic given
+// its inputs and its random source, and is not safe for concurrent use.
+//
+// Its state can be saved between uses (for example in Beam state between
+// firings) with MarshalBinary and restored with UnmarshalBinary. The
+// encoding is opaque and versioned: a Policy refuses, with an error, state
+// it does not recognise, and the caller then starts afresh.
+type Policy interface {
+	// Decide decides on the request attempted at now, with inFlight
+	// requests sent and not answered yet.
+	Decide(now time.Time, inFlight int) Decision
+	// Record learns the answer, observed at now, to a request Decide let
+	// through.
+	Record(now time.Time, a Answer)
+	MarshalBinary() ([]byte, error)
+	UnmarshalBinary(data []byte) error
+}
