@@ -1,0 +1,305 @@
+package adaptive
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Pacer is the pacing [Policy]: it spaces the requests it lets through
+// evenly, one every 1/rate, and postpones the others to their slot; it never
+// rejects. Its rate follows the backend's answers:
+//
+//   - Start: the rate doubles every second from StartRate until the backend
+//     first rejects a request (slow start).
+//   - Decrease: a rejected request (HTTP 429 and the like) sent after the
+//     last decrease cuts the rate to Beta of what it was; answers to requests
+//     sent before it are part of the congestion already answered, so calls
+//     in flight do not cut twice.
+//   - Increase: after a decrease the rate follows a cubic curve in the time
+//     since, as TCP CUBIC's window does: back to the rate before the
+//     decrease (the ceiling) after Recover, flat around it, then faster and
+//     faster above it. Near the last point of congestion it probes gently,
+//     so several groups sharing a backend waste little; far from it,
+//     capacity that grew is found within a few Recover.
+//   - Dark spells: after a decrease the rate stays put until a request sent
+//     since is accepted, and each further rejection cuts it again, so a
+//     backend that rejects everything (a fixed quota window used up, an
+//     outage) is probed ever more rarely. When the backend rejected
+//     everything through several decreases in a row, the first accepted
+//     answer puts the rate back at Beta of the rate where the spell began,
+//     rather than climbing from the bottom.
+//   - Retry-After: a rejection that carries one blocks sending until then,
+//     less RetryAfterSlack (Retry-After is commonly rounded up to whole
+//     seconds).
+//   - Idle time does not raise the rate: the curve advances only while
+//     requests wait for their slot.
+//
+// A group that shares a backend with others gets a share of it that grows
+// with how often it sees a rejection, and a group sending more sees more
+// of them, so groups even out (Jain's index near 1 on the simulator).
+//
+// The zero value is not usable; make one with [NewPacer].
+type Pacer struct {
+	cfg PacerConfig
+
+	started bool
+	rate    float64 // requests per second, now
+	ceil    float64 // rate before the last decrease; 0 in slow start
+	epoch   int64   // when the curve's time starts (last decrease, shifted by idle time)
+	next    int64   // earliest time of the next send (GCRA's theoretical arrival time)
+	last    int64   // time of the last Decide that was limited by the pace
+	blocked int64   // Retry-After: no send before this time
+	cutAt   int64   // time of the last decrease
+	dark    bool    // no accepted answer since the last decrease
+	cuts    int64   // decreases since the last accepted answer
+	spell   float64 // the ceiling before the first decrease of a dark spell
+	held    int64   // recent Decide calls that postponed (for Probability)
+	asked   int64   // recent Decide calls
+}
+
+// PacerConfig configures a [Pacer]. Zero values mean the documented
+// defaults.
+type PacerConfig struct {
+	// StartRate is the rate, in requests per second, at which slow start
+	// begins. Zero means DefaultStartRate.
+	StartRate float64
+	// Beta is the share of the rate kept by a decrease, in (0, 1). Zero
+	// means DefaultBeta.
+	Beta float64
+	// Recover is how long the cubic curve takes to climb back to the rate
+	// before a decrease. Zero means DefaultRecover.
+	Recover time.Duration
+	// MinRate is the lowest rate, in requests per second. Zero means
+	// DefaultMinRate.
+	MinRate float64
+}
+
+// Defaults of PacerConfig.
+const (
+	DefaultStartRate = 1.0
+	DefaultBeta      = 0.7
+	DefaultRecover   = 3 * time.Second
+	// DefaultPacerMinRate is PacerConfig.MinRate's default: one request a
+	// minute, so that a group keeps probing a backend that rejects
+	// everything without Retry-After.
+	DefaultPacerMinRate = 1.0 / 60
+)
+
+// withDefaults fills zero fields.
+func (c PacerConfig) withDefaults() PacerConfig {
+	if c.StartRate == 0 {
+		c.StartRate = DefaultStartRate
+	}
+	if c.Beta == 0 {
+		c.Beta = DefaultBeta
+	}
+	if c.Recover == 0 {
+		c.Recover = DefaultRecover
+	}
+	if c.MinRate == 0 {
+		c.MinRate = DefaultPacerMinRate
+	}
+	return c
+}
+
+// Validate reports whether c, with defaults, describes a usable Pacer. The
+// error names the field.
+func (c PacerConfig) Validate() error {
+	d := c.withDefaults()
+	switch {
+	case !(d.StartRate > 0) || d.StartRate > maxRate:
+		return fmt.Errorf("adaptive: PacerConfig.StartRate must be in (0, %v], got %v", maxRate, c.StartRate)
+	case !(d.Beta > 0 && d.Beta < 1):
+		return fmt.Errorf("adaptive: PacerConfig.Beta must be in (0, 1), got %v", c.Beta)
+	case d.Recover <= 0:
+		return fmt.Errorf("adaptive: PacerConfig.Recover must be positive, got %v", c.Recover)
+	case !(d.MinRate > 0) || d.MinRate > d.StartRate:
+		return fmt.Errorf("adaptive: PacerConfig.MinRate must be in (0, StartRate], got %v", c.MinRate)
+	}
+	return nil
+}
+
+// NewPacer returns a Pacer, or an error naming the invalid field.
+func NewPacer(cfg PacerConfig) (*Pacer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Pacer{cfg: cfg.withDefaults()}, nil
+}
+
+// start begins at the first event.
+func (p *Pacer) start(n int64) {
+	if p.started {
+		return
+	}
+	p.started = true
+	p.rate = p.cfg.StartRate
+	p.epoch, p.next, p.last = n, n, n
+}
+
+// curve returns the rate at n.
+func (p *Pacer) curve(n int64) float64 {
+	t := float64(n-p.epoch) / 1e9
+	if t < 0 {
+		t = 0
+	}
+	if p.ceil == 0 { // slow start: doubling every second
+		return min(p.cfg.StartRate*math.Exp2(t), maxRate)
+	}
+	x := t/p.cfg.Recover.Seconds() - 1
+	r := p.ceil * (1 + (1-p.cfg.Beta)*x*x*x)
+	return min(max(r, p.cfg.MinRate), maxRate)
+}
+
+// Decide lets the request through when its slot has come, or postpones it
+// to its slot (or to the end of a Retry-After). It never rejects.
+func (p *Pacer) Decide(now time.Time, _ int) Decision {
+	n := unixNanos(now)
+	p.start(n)
+	p.asked++
+	if n < p.blocked {
+		p.held++
+		return Decision{Verdict: Postpone, RetryAt: time.Unix(0, p.blocked), Probability: p.share()}
+	}
+	if n < p.next {
+		p.held++
+		p.last = n
+		return Decision{Verdict: Postpone, RetryAt: time.Unix(0, p.next), Probability: p.share()}
+	}
+	// Time since the slot and since the last limited decision was idle:
+	// shift the curve so that it does not climb while nothing waits.
+	if idle := n - max(p.next, p.last); idle > 0 && p.asked > 1 {
+		p.epoch += idle
+	}
+	if !p.dark { // while dark the rate stays where the last decrease left it
+		p.rate = p.curve(n)
+	}
+	p.next = n + int64(1e9/p.rate) // no burst: the next slot is a full spacing away
+	p.last = n
+	p.decay()
+	return Decision{Verdict: Send}
+}
+
+// share is the share of recent decisions that postponed.
+func (p *Pacer) share() float64 {
+	if p.asked == 0 {
+		return 0
+	}
+	return float64(p.held) / float64(p.asked)
+}
+
+// decay halves the counts behind share now and then, so it follows recent
+// decisions.
+func (p *Pacer) decay() {
+	if p.asked >= 64 {
+		p.asked /= 2
+		p.held /= 2
+	}
+}
+
+// Record learns from an answer.
+func (p *Pacer) Record(now time.Time, a Answer) {
+	n := unixNanos(now)
+	p.start(n)
+	switch a.Outcome {
+	case Throttled:
+		if ra := a.RetryAfter - RetryAfterSlack; ra > 0 {
+			p.blocked = max(p.blocked, satAdd(n, int64(ra)))
+		}
+		if unixNanos(a.Sent) < p.cutAt {
+			return // already answered by the last decrease
+		}
+		r := p.rate
+		if !p.dark {
+			r = p.curve(n)
+		}
+		if p.ceil == 0 || !p.dark {
+			p.spell = r // a new congestion: remember where it began
+		}
+		p.ceil = r
+		p.rate = max(r*p.cfg.Beta, p.cfg.MinRate)
+		p.epoch, p.cutAt = n, n
+		p.dark = true
+		p.cuts++
+	case Accepted:
+		if !p.dark || unixNanos(a.Sent) < p.cutAt {
+			return // not news: sent before the last decrease
+		}
+		if p.cuts >= 2 {
+			// The backend rejected everything through several decreases
+			// and now accepts again: start from where the spell began.
+			p.ceil = p.spell
+		}
+		// The curve starts again from β·ceil when the backend accepts.
+		p.epoch = n
+		p.rate = p.curve(n)
+		p.next = min(p.next, n+int64(1e9/p.rate))
+		p.dark, p.cuts = false, 0
+	}
+}
+
+// Rate returns the current paced rate in requests per second (0 before
+// the first event).
+func (p *Pacer) Rate() float64 { return p.rate }
+
+// pacerVersion is the version byte of the Pacer's state encoding.
+const pacerVersion = 1
+
+// ErrState is returned by UnmarshalBinary for state it does not recognise.
+var ErrState = errors.New("adaptive: unrecognised policy state")
+
+// MarshalBinary encodes the Pacer's state, versioned.
+func (p *Pacer) MarshalBinary() ([]byte, error) {
+	b := make([]byte, 0, 2+8*12)
+	b = append(b, pacerVersion)
+	var flags byte
+	if p.started {
+		flags |= 1
+	}
+	if p.dark {
+		flags |= 2
+	}
+	b = append(b, flags)
+	for _, f := range []float64{p.rate, p.ceil, p.spell} {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f))
+	}
+	for _, v := range []int64{p.epoch, p.next, p.last, p.blocked, p.cutAt, p.cuts, p.held, p.asked} {
+		b = binary.LittleEndian.AppendUint64(b, uint64(v))
+	}
+	return b, nil
+}
+
+// UnmarshalBinary restores state made by MarshalBinary. Empty data resets
+// the Pacer; data of another version or shape is refused with ErrState and
+// leaves the Pacer reset.
+func (p *Pacer) UnmarshalBinary(data []byte) error {
+	cfg := p.cfg
+	*p = Pacer{cfg: cfg}
+	if len(data) == 0 {
+		return nil
+	}
+	if len(data) != 2+8*11 || data[0] != pacerVersion {
+		return ErrState
+	}
+	q := Pacer{cfg: cfg, started: data[1]&1 != 0, dark: data[1]&2 != 0}
+	d := data[2:]
+	f := func() float64 { v := math.Float64frombits(binary.LittleEndian.Uint64(d)); d = d[8:]; return v }
+	i := func() int64 { v := int64(binary.LittleEndian.Uint64(d)); d = d[8:]; return v }
+	q.rate, q.ceil, q.spell = f(), f(), f()
+	q.epoch, q.next, q.last, q.blocked, q.cutAt, q.cuts, q.held, q.asked = i(), i(), i(), i(), i(), i(), i(), i()
+	for _, v := range []float64{q.rate, q.ceil, q.spell} {
+		if math.IsNaN(v) || v < 0 || v > maxRate {
+			return ErrState
+		}
+	}
+	if q.started && !(q.rate > 0) || q.cuts < 0 || q.held < 0 || q.asked < q.held {
+		return ErrState
+	}
+	*p = q
+	return nil
+}
+
+var _ Policy = (*Pacer)(nil)
