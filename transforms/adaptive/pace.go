@@ -246,7 +246,7 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 func (p *Pacer) Rate() float64 { return p.rate }
 
 // pacerVersion is the version byte of the Pacer's state encoding.
-const pacerVersion = 1
+const pacerVersion = 0x21 // high nibble: the policy (2, the pacer); low: the version
 
 // ErrState is returned by UnmarshalBinary for state it does not recognise.
 var ErrState = errors.New("adaptive: unrecognised policy state")

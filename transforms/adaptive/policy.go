@@ -9,8 +9,7 @@ const (
 	// Send means send the request now.
 	Send Verdict = iota
 	// Postpone means not now: keep the request and ask again at
-	// Decision.RetryAt. A postponed request has not been counted as
-	// attempted.
+	// Decision.RetryAt.
 	Postpone
 	// Reject means reject the request locally, without sending it (the SRE
 	// throttle's r < p).

@@ -1,0 +1,97 @@
+package adaptive
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestSREPolicy(t *testing.T) {
+	zero := func() float64 { return 0 }
+	tests := []struct {
+		name     string
+		postpone time.Duration
+		want     Verdict
+	}{
+		{"rejects", 0, Reject},
+		{"postpones", time.Second, Postpone},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := NewSRE(Config{}, zero, tc.postpone)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// One request rejected by the backend: p = 1/2 > r = 0.
+			if d := s.Decide(at(0), 0); d.Verdict != Send || d.Probability != 0 {
+				t.Fatalf("first decision %+v, want Send with p 0", d)
+			}
+			s.Record(at(0), Answer{Outcome: Throttled, Sent: at(0)})
+			d := s.Decide(at(time.Millisecond), 0)
+			if d.Verdict != tc.want || d.Probability != 0.5 {
+				t.Fatalf("decision %+v, want %v with p 0.5", d, tc.want)
+			}
+			if tc.want == Postpone && !d.RetryAt.Equal(at(time.Millisecond+tc.postpone)) {
+				t.Errorf("RetryAt %v, want now + %v", d.RetryAt, tc.postpone)
+			}
+			// The request still counts, as in the SRE rule.
+			if r, a := s.Throttler().Counts(at(time.Millisecond)); r != 2 || a != 0 {
+				t.Errorf("counts %d requests %d accepts, want 2 and 0", r, a)
+			}
+		})
+	}
+}
+
+func TestSREPolicyInFlight(t *testing.T) {
+	s, _ := NewSRE(Config{}, func() float64 { return 0 }, 0)
+	s.Decide(at(0), 0)
+	s.Record(at(0), Answer{Outcome: Throttled, Sent: at(0)})
+	// With the request just counted in flight, p is as if it were not made.
+	if d := s.Decide(at(time.Millisecond), 1); d.Verdict != Send {
+		t.Errorf("decision with one in flight %+v, want Send", d)
+	}
+}
+
+func TestSREPolicyState(t *testing.T) {
+	s, _ := NewSRE(Config{}, func() float64 { return 0.99 }, 0)
+	for i := range 10 {
+		s.Decide(at(time.Duration(i)), 0)
+		s.Record(at(time.Duration(i)), Answer{Outcome: Accepted})
+	}
+	b, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _ := NewSRE(Config{}, nil, 0)
+	if err := q.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	if r, a := q.Throttler().Counts(at(10)); r != 10 || a != 10 {
+		t.Errorf("restored counts %d %d, want 10 10", r, a)
+	}
+	for _, bad := range [][]byte{{2}, {sreVersion, '{'}, append([]byte{sreVersion}, `{"Started":true,"Requests":-1}`...)} {
+		if err := q.UnmarshalBinary(bad); !errors.Is(err, ErrState) {
+			t.Errorf("UnmarshalBinary(%q) = %v, want ErrState", bad, err)
+		}
+		if r, _ := q.Throttler().Counts(at(10)); r != 0 {
+			t.Errorf("after refused state %q: %d requests, want reset", bad, r)
+		}
+	}
+	p, _ := NewPacer(PacerConfig{})
+	pb, _ := p.MarshalBinary()
+	if err := q.UnmarshalBinary(pb); !errors.Is(err, ErrState) {
+		t.Errorf("SRE.UnmarshalBinary(pacer state) = %v, want ErrState", err)
+	}
+}
+
+func TestNewSREErrors(t *testing.T) {
+	if _, err := NewSRE(Config{Mode: ModePaced}, nil, 0); err == nil {
+		t.Error("NewSRE with ModePaced: nil error")
+	}
+	if _, err := NewSRE(Config{}, nil, -time.Second); err == nil {
+		t.Error("NewSRE with a negative postponement: nil error")
+	}
+	if _, err := NewSRE(Config{K: -1}, nil, 0); err == nil {
+		t.Error("NewSRE with K -1: nil error")
+	}
+}
