@@ -171,3 +171,81 @@ func TestWriteLinesRefusesBadOptions(t *testing.T) {
 		})
 	}
 }
+
+// TestShardFn: a bundle's lines go round-robin to the shards as chunks that
+// keep every line and ack ID, in order per shard, none longer than
+// maxChunkBytes plus one line.
+func TestShardFn(t *testing.T) {
+	big := strings.Repeat("x", maxChunkBytes/3)
+	tests := []struct {
+		name       string
+		shards     int
+		lines      int
+		text       string
+		wantChunks int
+	}{
+		{"one shard", 1, 10, "l", 1},
+		{"three shards, ten lines", 3, 10, "l", 3},
+		{"more shards than lines", 8, 3, "l", 3},
+		{"chunks split at the size bound", 2, 12, big, 4}, // 6 lines a shard, 3 per chunk
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := map[int][]lineChunk{}
+			emit := func(shard int, c lineChunk) { got[shard] = append(got[shard], c) }
+			f := &shardFn{Shards: tt.shards}
+			f.StartBundle(emit)
+			var want []string
+			for i := range tt.lines {
+				text := fmt.Sprintf("%s-%d", tt.text, i)
+				want = append(want, text)
+				f.ProcessElement(Line{Text: text, AckID: fmt.Sprintf("ack-%d", i)}, emit)
+			}
+			f.FinishBundle(emit)
+
+			chunks, seen := 0, map[string]bool{}
+			var sizes []int
+			for shard, cs := range got {
+				if shard < 0 || shard >= tt.shards {
+					t.Errorf("shard %d out of [0, %d)", shard, tt.shards)
+				}
+				n := 0
+				for _, c := range cs {
+					chunks++
+					if len(c.Text) > maxChunkBytes+len(big)+10 {
+						t.Errorf("chunk of %d bytes, want at most about %d", len(c.Text), maxChunkBytes)
+					}
+					lines := strings.Split(strings.TrimSuffix(c.Text, "\n"), "\n")
+					if len(lines) != len(c.Acks) {
+						t.Errorf("chunk of %d lines has %d ack IDs", len(lines), len(c.Acks))
+					}
+					for j, l := range lines {
+						seen[l] = true
+						if i := strings.LastIndex(l, "-"); j < len(c.Acks) && "ack"+l[i:] != c.Acks[j] {
+							t.Errorf("line %q has ack ID %q", l, c.Acks[j])
+						}
+					}
+					n += len(lines)
+				}
+				sizes = append(sizes, n)
+			}
+			if chunks != tt.wantChunks {
+				t.Errorf("got %d chunks, want %d", chunks, tt.wantChunks)
+			}
+			for _, l := range want {
+				if !seen[l] {
+					t.Errorf("line %q in no chunk", l)
+				}
+			}
+			if len(seen) != len(want) {
+				t.Errorf("%d distinct lines in the chunks, want %d", len(seen), len(want))
+			}
+			for _, n := range sizes {
+				if n < tt.lines/tt.shards || n > tt.lines/tt.shards+1 {
+					t.Errorf("shard sizes %v: not round-robin", sizes)
+					break
+				}
+			}
+		})
+	}
+}
