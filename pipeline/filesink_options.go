@@ -34,15 +34,14 @@ func WithShards(n int) WriteOption {
 	return func(c *writeConfig) { c.shards = n }
 }
 
-// WithFlushInterval makes WriteLines suitable for unbounded input: it
-// re-windows the lines into the global window with a trigger that fires
-// every d of processing time (Repeat(AfterProcessingTime + d), discarding
-// fired panes), so each shard writes a file about every d while lines
-// arrive, and a last one when the input ends. Zero (the default) groups the
-// lines in the windows they come in with their own trigger: in the global
-// window of a bounded input, one file per shard at the end of the run. Set
-// it for unbounded input, or files in the global window are never written
-// and their messages never acknowledged. d must not be negative.
+// WithFlushInterval makes WriteLines suitable for unbounded input: it groups
+// the lines in the global window with a trigger that fires every d of
+// processing time (Repeat(AfterProcessingTime + d), discarding fired
+// panes), so each shard writes a file about every d while lines arrive, and
+// a last one when the input ends. Zero (the default) keeps the default
+// trigger: one file per shard when the input ends, which for unbounded
+// input is never, so its messages would never be acknowledged. d must not
+// be negative.
 func WithFlushInterval(d time.Duration) WriteOption {
 	return func(c *writeConfig) { c.flush = d }
 }
