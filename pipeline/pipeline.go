@@ -68,6 +68,11 @@ type Options struct {
 	SuccessTopic     string
 	DeadLetterTopic  string // client- and server-throttled records
 	DeadLetterErrors bool   // also errors to the dead-letter topic
+	// FlushInterval is how often a streaming run (Subscription, or Generate
+	// with GenerateRate) finalises its output files and acknowledges the
+	// messages in them; 0 means DefaultFlushInterval. A bounded run writes
+	// its files once, at the end. See WriteLines.
+	FlushInterval time.Duration
 
 	// Reprocessing.
 	Reprocess        bool   // read the dead-letter subscription and throttle again
@@ -132,6 +137,9 @@ type Outputs struct {
 // Build adds the pipeline to s: source → throttle → sinks, or the
 // reprocessing pipeline when o.Reprocess is set (see Reprocess).
 func Build(s beam.Scope, o Options) (Outputs, error) {
+	if o.FlushInterval < 0 {
+		return Outputs{}, fmt.Errorf("pipeline: Options.FlushInterval is negative: %v", o.FlushInterval)
+	}
 	if o.Reprocess {
 		return Reprocess(s, o)
 	}
@@ -195,10 +203,10 @@ func throttleAndWrite(s beam.Scope, in beam.PCollection, o Options, extraErrors,
 	// counts as done (its message acknowledged) once published, otherwise
 	// once its file is in place.
 	written := map[string]beam.PCollection{
-		OutSuccess:         WriteLines(s, o.OutputPrefix, OutSuccess, res.Success),
-		OutClientThrottled: WriteLines(s, o.OutputPrefix, OutClientThrottled, res.ClientThrottled),
-		OutServerThrottled: WriteLines(s, o.OutputPrefix, OutServerThrottled, res.ServerThrottled),
-		OutErrors:          WriteLines(s, o.OutputPrefix, OutErrors, res.Errors),
+		OutSuccess:         WriteLines(s, o.OutputPrefix, OutSuccess, res.Success, o.writeOptions()...),
+		OutClientThrottled: WriteLines(s, o.OutputPrefix, OutClientThrottled, res.ClientThrottled, o.writeOptions()...),
+		OutServerThrottled: WriteLines(s, o.OutputPrefix, OutServerThrottled, res.ServerThrottled, o.writeOptions()...),
+		OutErrors:          WriteLines(s, o.OutputPrefix, OutErrors, res.Errors, o.writeOptions()...),
 	}
 	done := []beam.PCollection{written[OutSuccess], written[OutErrors]}
 	if o.DeadLetterTopic != "" {
@@ -227,6 +235,19 @@ func throttleAndWrite(s beam.Scope, in beam.PCollection, o Options, extraErrors,
 		return Outputs{}, fmt.Errorf("--subscription: %w", err)
 	}
 	return res, nil
+}
+
+// writeOptions are WriteLines' options for o: a streaming source writes its
+// files every FlushInterval, a bounded one once at the end.
+func (o Options) writeOptions() []WriteOption {
+	if o.Subscription == "" && (o.Generate == 0 || o.GenerateRate == 0) {
+		return nil
+	}
+	d := o.FlushInterval
+	if d == 0 {
+		d = DefaultFlushInterval
+	}
+	return []WriteOption{WithFlushInterval(d)}
 }
 
 func encodeBase64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

@@ -206,7 +206,7 @@ func publish(s beam.Scope, o Options, topic string, msgs beam.PCollection) (beam
 		return beam.PCollection{}, err
 	}
 	beam.ParDo0(s, &countFn{Name: "dead_letter_rejected"}, rejected)
-	written := WriteLines(s, o.OutputPrefix, OutErrors, beam.ParDo(s, rejectedLine, rejected))
+	written := WriteLines(s, o.OutputPrefix, OutErrors, beam.ParDo(s, rejectedLine, rejected), o.writeOptions()...)
 	return beam.Flatten(s, published, written), nil
 }
 

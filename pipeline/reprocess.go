@@ -85,7 +85,7 @@ func Reprocess(s beam.Scope, o Options) (Outputs, error) {
 			return Outputs{}, fmt.Errorf("--parked_topic: %w", err)
 		}
 	} else {
-		parkedDone = WriteLines(s, o.OutputPrefix, OutParked, beam.ParDo(s, parkedLine, parked))
+		parkedDone = WriteLines(s, o.OutputPrefix, OutParked, beam.ParDo(s, parkedLine, parked), o.writeOptions()...)
 	}
 	return throttleAndWrite(s, again, o, []beam.PCollection{malformed}, []beam.PCollection{parkedDone})
 }

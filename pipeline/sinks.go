@@ -1,25 +1,18 @@
 package pipeline
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"reflect"
 	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"github.com/google/uuid"
 
 	"github.com/beamthrottle/beamthrottle/transforms/throttle"
 )
 
 func init() {
-	register.DoFn3x1[context.Context, Line, func(string), error](&writeLinesFn{})
 	register.Function1x2[Result, string, error](formatResult)
 	register.Function1x2[throttle.Record, string, error](formatRecord)
 	register.Function1x2[Result, Line, error](resultLine)
@@ -57,92 +50,6 @@ const (
 	OutErrors          = "errors"
 	OutParked          = "parked"
 )
-
-// WriteLines writes lines (PCollection<Line>) as files
-// <prefix><name>-<uuid>.jsonl, one file per bundle, each line's Text
-// followed by a newline. prefix may be a local path or a gs:// URL. A
-// bundle's file is written under a temporary name and renamed when the
-// bundle finishes; any write, close or rename error fails the bundle so the
-// runner retries it (a retried bundle writes a new file: at-least-once). It
-// returns, as PCollection<string>, the ack IDs of the lines whose file was
-// renamed into place: their messages can be acknowledged.
-func WriteLines(s beam.Scope, prefix, name string, lines beam.PCollection) beam.PCollection {
-	s = s.Scope("pipeline.WriteLines." + name)
-	return beam.ParDo(s, &writeLinesFn{Prefix: prefix, Name: name}, lines)
-}
-
-type writeLinesFn struct {
-	Prefix string
-	Name   string
-
-	fs    filesystem.Interface
-	w     io.WriteCloser
-	bw    *bufio.Writer
-	tmp   string
-	final string
-	acks  []string // ack IDs of the lines in this bundle's file
-}
-
-func (f *writeLinesFn) Setup(ctx context.Context) error {
-	fs, err := filesystem.New(ctx, f.Prefix+f.Name)
-	if err != nil {
-		return fmt.Errorf("pipeline: output %s: %w", f.Prefix, err)
-	}
-	f.fs = fs
-	return nil
-}
-
-func (f *writeLinesFn) ProcessElement(ctx context.Context, line Line, _ func(string)) error {
-	if f.w == nil {
-		id := uuid.NewString()
-		f.final = fmt.Sprintf("%s%s-%s.jsonl", f.Prefix, f.Name, id)
-		f.tmp = f.final + ".tmp"
-		w, err := f.fs.OpenWrite(ctx, f.tmp)
-		if err != nil {
-			return fmt.Errorf("pipeline: open %s: %w", f.tmp, err)
-		}
-		f.w, f.bw = w, bufio.NewWriterSize(w, 64<<10)
-	}
-	if _, err := f.bw.WriteString(line.Text); err != nil {
-		return fmt.Errorf("pipeline: write %s: %w", f.tmp, err)
-	}
-	if err := f.bw.WriteByte('\n'); err != nil {
-		return fmt.Errorf("pipeline: write %s: %w", f.tmp, err)
-	}
-	if line.AckID != "" {
-		f.acks = append(f.acks, line.AckID)
-	}
-	return nil
-}
-
-func (f *writeLinesFn) FinishBundle(ctx context.Context, emitAck func(string)) error {
-	if f.w == nil {
-		return nil
-	}
-	acks := f.acks
-	defer func() { f.w, f.bw, f.acks = nil, nil, nil }()
-	if err := f.bw.Flush(); err != nil {
-		f.w.Close()
-		return fmt.Errorf("pipeline: write %s: %w", f.tmp, err)
-	}
-	if err := f.w.Close(); err != nil {
-		return fmt.Errorf("pipeline: close %s: %w", f.tmp, err)
-	}
-	if err := filesystem.Rename(ctx, f.fs, f.tmp, f.final); err != nil {
-		return fmt.Errorf("pipeline: rename %s: %w", f.tmp, err)
-	}
-	for _, id := range acks {
-		emitAck(id)
-	}
-	return nil
-}
-
-func (f *writeLinesFn) Teardown() error {
-	if f.fs != nil {
-		return f.fs.Close()
-	}
-	return nil
-}
 
 // resultJSON is a Success line.
 type resultJSON struct {
