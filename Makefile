@@ -8,18 +8,22 @@ PKGS     := ./...
 RACE_PKGS := ./transforms/adaptive/... ./clientcall/... ./testserver/... ./cmd/quotaserver/...
 BENCHTIME ?= 1s
 
-.PHONY: all build test bench gobench sim livebench load soak fuzz lint fmt vet staticcheck vuln run template-binary clean
+.PHONY: all build test test-deps bench gobench sim livebench load soak fuzz lint fmt vet staticcheck vuln run template-binary clean
 
 all: build
 
 build:
 	$(GO) build $(PKGS)
 
+# What the tests need beyond Go, installed from Debian's packages when missing.
+test-deps:
+	./scripts/install-test-deps
+
 # The main run builds as the Flex Template's static binary does
 # (CGO_ENABLED=0, -trimpath: see template-binary), so the templates test that
 # builds that binary reuses the packages compiled for the tests instead of
 # compiling everything a second time on a cold cache.
-test:
+test: test-deps
 	$(GO) test -race -count=1 $(RACE_PKGS)
 	CGO_ENABLED=0 $(GO) test -trimpath -count=1 $(PKGS)
 

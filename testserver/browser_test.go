@@ -20,7 +20,9 @@ import (
 
 // chromiumPath returns the Chromium binary to test the page with: $CHROMIUM
 // if set, else the first of chromium, chromium-browser, google-chrome on
-// $PATH. It skips the test if there is none.
+// $PATH. It fails the test if there is none: make test installs Chromium
+// (scripts/install-test-deps), and a test of the page that did not run must
+// not pass.
 func chromiumPath(t *testing.T) string {
 	t.Helper()
 	if p := os.Getenv("CHROMIUM"); p != "" {
@@ -31,8 +33,9 @@ func chromiumPath(t *testing.T) string {
 			return p
 		}
 	}
-	t.Skip("headless Chromium not found, so the chart page is not tested in a browser; " +
-		"install it with `sudo apt-get install chromium` (Debian/Ubuntu) or set CHROMIUM to its path")
+	t.Fatal("headless Chromium not found, so the chart page cannot be tested in a browser; " +
+		"make test installs it (scripts/install-test-deps), or install it with `sudo apt-get install chromium` " +
+		"(Debian/Ubuntu) or set CHROMIUM to its path")
 	return ""
 }
 
