@@ -20,12 +20,13 @@ test-deps:
 	./scripts/install-test-deps
 
 # The main run builds as the Flex Template's static binary does
-# (CGO_ENABLED=0, -trimpath: see template-binary), so the templates test that
-# builds that binary reuses the packages compiled for the tests instead of
-# compiling everything a second time on a cold cache.
+# (CGO_ENABLED=0, -trimpath: see template-binary), so the tests that build
+# binaries (the templates test, the kill test) reuse the packages compiled
+# for the tests instead of compiling everything a second time on a cold
+# cache. Both go through the environment so that those inner builds get them.
 test: test-deps
 	$(GO) test -race -count=1 $(RACE_PKGS)
-	CGO_ENABLED=0 $(GO) test -trimpath -count=1 $(PKGS)
+	CGO_ENABLED=0 GOFLAGS="$(GOFLAGS) -trimpath" $(GO) test -count=1 $(PKGS)
 
 # Everything measured: Go benchmarks, the simulator, and the real-time runs.
 bench: gobench sim livebench
