@@ -26,7 +26,7 @@ test-deps:
 # cache. Both go through the environment so that those inner builds get them.
 test: test-deps
 	$(GO) test -race -count=1 $(RACE_PKGS)
-	CGO_ENABLED=0 GOFLAGS="$(GOFLAGS) -trimpath" $(GO) test -count=1 $(PKGS)
+	CGO_ENABLED=0 GOFLAGS="$$($(GO) env GOFLAGS) -trimpath" $(GO) test -count=1 $(PKGS)
 
 # Everything measured: Go benchmarks, the simulator, and the real-time runs.
 bench: gobench sim livebench
