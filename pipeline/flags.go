@@ -68,12 +68,13 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.DurationVar(&o.ResetInterval, "reset_interval", throttle.DefaultResetInterval, "Fixed window: how often the counters are zeroed.")
 	fs.DurationVar(&o.WindowSize, "window_size", 2*time.Minute, "Sliding window: length of the window.")
 	fs.DurationVar(&o.Bucket, "bucket", time.Second, "Sliding window: bucket width.")
-	fs.StringVar(&o.Strategy, "strategy", "route", "What to do with throttled elements: route (to the throttled outputs), drop, or retry.")
+	fs.StringVar(&o.Strategy, "strategy", "", "What to do with throttled elements: postpone (keep them queued until --max_wait; the default with --throttle_mode=paced), route (to the throttled outputs; the default with sre), drop, or retry.")
 	fs.IntVar(&o.MaxAttempts, "max_attempts", throttle.DefaultMaxAttempts, "Retry strategy: max attempts per element in this run.")
 	fs.DurationVar(&o.MaxAge, "max_age", throttle.DefaultMaxAge, "Retry strategy: max time since an element's first attempt.")
 	fs.DurationVar(&o.CallTimeout, "call_timeout", throttle.DefaultCallTimeout, "Per-call timeout; a call past it goes to errors.")
 	fs.IntVar(&o.CallsInFlight, "calls_in_flight", throttle.DefaultCallsInFlight, "Concurrent calls per group.")
 	fs.IntVar(&o.MaxBuffered, "max_buffered", 0, "Max elements buffered per group; more are shed to client_throttled at once (0 = no bound).")
+	fs.Var((*maxWaitFlag)(&o.MaxWait), "max_wait", "Postpone strategy: longest an element waits in its group's queue before it goes to client_throttled (or server_throttled after a 429): a duration, none (no bound) or auto: no bound for files and --generate (every element is tried), 10m for --subscription and --generate_rate (bounds latency and backlog).")
 	fs.IntVar(&o.MaxPayload, "max_payload_bytes", 0, "Payloads larger than this go to errors without a call (0 = no limit).")
 	fs.BoolVar(&o.FailuresAsRejects, "failures_as_rejects", false, "Count non-overload failures (e.g. HTTP 400) as backend rejections in the throttle.")
 
@@ -103,7 +104,7 @@ func FlagGroups() []FlagGroup {
 		{"Caller", []string{"caller", "url", "method", "content_type", "header", "header_env", "max_response_bytes"}},
 		{"Throttle", []string{"throttle_mode", "k", "window", "reset_interval", "window_size", "bucket",
 			"groups", "batch_size", "batch_interval", "calls_in_flight", "call_timeout",
-			"strategy", "max_attempts", "max_age", "max_buffered", "max_payload_bytes", "failures_as_rejects"}},
+			"strategy", "max_attempts", "max_age", "max_wait", "max_buffered", "max_payload_bytes", "failures_as_rejects"}},
 		{"Outputs", []string{"output_prefix", "success_topic", "dead_letter_topic", "dead_letter_errors", "name"}},
 		{"Pub/Sub", []string{"pubsub_project", "pubsub_emulator", "publish_timeout"}},
 		{"Reprocessing", []string{"reprocess", "max_total_attempts", "parked_topic"}},
@@ -184,7 +185,7 @@ func (o Options) Validate() error {
 		bad("throttle_mode", "want sre or paced, got %q", o.Mode)
 	}
 	if st, err := throttle.ParseStrategy(o.Strategy); err != nil {
-		bad("strategy", "want route, drop or retry, got %q", o.Strategy)
+		bad("strategy", "want postpone, route, drop or retry, got %q", o.Strategy)
 	} else if st == throttle.Drop && o.Subscription != "" {
 		bad("strategy", "drop cannot be used with --subscription: a dropped message is never written, so it would never be acknowledged")
 	}
@@ -219,4 +220,36 @@ func (o Options) Validate() error {
 		bad("output_prefix", "required: errors (and payloads Pub/Sub refuses) are written under it")
 	}
 	return errors.Join(errs...)
+}
+
+// maxWaitFlag is --max_wait: "auto" (Options.MaxWait 0), "none" (NoMaxWait)
+// or a positive duration.
+type maxWaitFlag time.Duration
+
+func (m *maxWaitFlag) String() string {
+	switch d := time.Duration(*m); {
+	case d == 0:
+		return "auto"
+	case d < 0:
+		return "none"
+	default:
+		return d.String()
+	}
+}
+
+func (m *maxWaitFlag) Set(v string) error {
+	switch v {
+	case "auto":
+		*m = 0
+		return nil
+	case "none", "0":
+		*m = maxWaitFlag(NoMaxWait)
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return errors.New("want a positive duration, none or auto")
+	}
+	*m = maxWaitFlag(d)
+	return nil
 }

@@ -61,6 +61,11 @@ type Options struct {
 	CallsInFlight     int
 	MaxPayload        int
 	MaxBuffered       int
+	// MaxWait bounds how long an element waits in its group's queue under
+	// the postpone strategy: 0 means DefaultStreamingMaxWait for streaming
+	// sources (a subscription, GenerateRate) and no bound for bounded ones;
+	// NoMaxWait means no bound.
+	MaxWait time.Duration
 	FailuresAsRejects bool
 
 	// Sinks.
@@ -120,12 +125,39 @@ func (o Options) throttleOptions() ([]throttle.Option, error) {
 		{o.CallTimeout != 0, throttle.WithCallTimeout(o.CallTimeout)},
 		{o.CallsInFlight != 0, throttle.WithCallsInFlight(o.CallsInFlight)},
 		{o.MaxBuffered != 0, throttle.WithMaxBuffered(o.MaxBuffered)},
+		{o.maxWait() > 0, throttle.WithMaxWait(o.maxWait())},
 	} {
 		if c.set {
 			opts = append(opts, c.opt)
 		}
 	}
 	return opts, nil
+}
+
+// Max wait settings of Options.MaxWait.
+const (
+	// NoMaxWait lets elements wait in the queue without bound.
+	NoMaxWait time.Duration = -1
+	// DefaultStreamingMaxWait is the max wait of streaming sources: it
+	// bounds the latency of an element and the backlog of a stream that
+	// offers more than the quota for good; what waits longer goes to the
+	// throttled outputs (the dead-letter topic) for a later reprocessing.
+	// Bounded sources wait without bound: every element is tried, and the
+	// job takes as long as the quota needs.
+	DefaultStreamingMaxWait = 10 * time.Minute
+)
+
+// maxWait resolves MaxWait for the source: the bound, or 0 for none.
+func (o Options) maxWait() time.Duration {
+	switch {
+	case o.MaxWait < 0:
+		return 0
+	case o.MaxWait > 0:
+		return o.MaxWait
+	case o.Subscription != "" || o.GenerateRate > 0:
+		return DefaultStreamingMaxWait
+	}
+	return 0
 }
 
 // Outputs are the formatted outputs of Build, as PCollection<Line> of JSON

@@ -88,6 +88,7 @@ var wrongValues = map[string][]string{
 	"strategy":            {"queue", "Route"},
 	"max_attempts":        {"0", "three"},
 	"max_age":             {"600", "10 min"},
+	"max_wait":            {"10", "-1m", "forever", "1 m"},
 	"call_timeout":        {"30", "30 s"},
 	"max_buffered":        {"10k", "-1"},
 	"max_payload_bytes":   {"512KB", "-1"},

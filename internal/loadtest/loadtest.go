@@ -120,6 +120,9 @@ func Soak(ctx context.Context, d time.Duration, rate float64, quota int, warmup 
 	o.Generate, o.GenerateRate = int(rate*d.Seconds()), rate
 	o.Groups, o.BatchSize, o.BatchInterval = 2, int(rate), 500*time.Millisecond
 	o.Mode = "paced"
+	// At twice the quota the backlog grows for good: elements that wait
+	// longer than this go to client_throttled.
+	o.MaxWait = 10 * time.Second
 	return measure(ctx, o, srv, warmup)
 }
 

@@ -73,8 +73,14 @@ type PacerConfig struct {
 	// before a decrease. Zero means DefaultRecover.
 	Recover time.Duration
 	// MinRate is the lowest rate, in requests per second. Zero means
-	// DefaultMinRate.
+	// DefaultPacerMinRate.
 	MinRate float64
+	// Groups is how many groups, each with its own Pacer, share the
+	// backend; zero means 1. Each probes more gently the more there are
+	// (the cubic curve takes Groups × Recover to climb back), so that the
+	// backend sees about as many probes from all of them together as from
+	// one.
+	Groups int
 }
 
 // Defaults of PacerConfig.
@@ -102,6 +108,9 @@ func (c PacerConfig) withDefaults() PacerConfig {
 	if c.MinRate == 0 {
 		c.MinRate = DefaultPacerMinRate
 	}
+	if c.Groups == 0 {
+		c.Groups = 1
+	}
 	return c
 }
 
@@ -118,6 +127,8 @@ func (c PacerConfig) Validate() error {
 		return fmt.Errorf("adaptive: PacerConfig.Recover must be positive, got %v", c.Recover)
 	case !(d.MinRate > 0) || d.MinRate > d.StartRate:
 		return fmt.Errorf("adaptive: PacerConfig.MinRate must be in (0, StartRate], got %v", c.MinRate)
+	case d.Groups < 1 || d.Groups > 1<<20:
+		return fmt.Errorf("adaptive: PacerConfig.Groups must be in [1, %d], got %d", 1<<20, c.Groups)
 	}
 	return nil
 }
@@ -149,7 +160,7 @@ func (p *Pacer) curve(n int64) float64 {
 	if p.ceil == 0 { // slow start: doubling every second
 		return min(p.cfg.StartRate*math.Exp2(t), maxRate)
 	}
-	x := t/p.cfg.Recover.Seconds() - 1
+	x := t/(p.cfg.Recover.Seconds()*float64(p.cfg.Groups)) - 1
 	r := p.ceil * (1 + (1-p.cfg.Beta)*x*x*x)
 	return min(max(r, p.cfg.MinRate), maxRate)
 }

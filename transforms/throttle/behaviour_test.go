@@ -229,55 +229,91 @@ func TestRecoveryAfterOutage(t *testing.T) {
 	t.Logf("outputs %v; server %d accepted, %d rejected", got, st.Accepted, st.Rejected)
 }
 
-// TestOverQuota: offered load far above a 100/s token bucket quota, in
-// both modes, with the HTTP caller over loopback. The server's quota runs on
-// the wall clock, so how many calls it rejects depends on the machine's
-// speed; this test asserts only what holds at any speed: every element is
-// in exactly one output, the outputs agree with the server's own counts,
-// the bucket's first quota of calls is accepted (it starts full and both
-// modes send at once), and no more is accepted than the bucket allows over
-// the seconds the server was busy. How much each mode wastes is measured on
-// the simulator's virtual clock (package sim) and in real time by
+// TestOverQuota: offered load far above a 100/s token bucket quota, with
+// the HTTP caller over loopback, in SRE mode (the original tool's rule,
+// routing what it throttles). The server's quota runs on the wall clock, so
+// how many calls it rejects depends on the machine's speed; this test
+// asserts only what holds at any speed: every element is in exactly one
+// output, the outputs agree with the server's own counts, the bucket's
+// first quota of calls is accepted (it starts full and the throttle sends
+// at once), and no more is accepted than the bucket allows over the seconds
+// the server was busy. How much each mode wastes is measured on the
+// simulator's virtual clock (package sim) and in real time by
 // make livebench, not here.
 func TestOverQuota(t *testing.T) {
 	const n, quota = 3000, 100
-	for _, mode := range []adaptive.Mode{adaptive.ModeSRE, adaptive.ModePaced} {
-		t.Run(mode.String(), func(t *testing.T) {
-			srv, err := testserver.NewServer(testserver.Config{Quota: quota, Period: time.Second})
+	srv, err := testserver.NewServer(testserver.Config{Quota: quota, Period: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	p, s := beam.NewPipelineWithRoot()
+	Adaptive(s, generate(s, n), &clientcall.HTTP{URL: srv.Endpoint()},
+		WithGroups(2), WithBatchSize(50), WithBatchInterval(50*time.Millisecond))
+	res := runPipeline(t, p, true)
+
+	st := srv.Handler.Stats()
+	got := outcomeMetrics(t, res)
+	if sumOutcomes(got) != n {
+		t.Errorf("outputs add up to %d, want %d (%v)", sumOutcomes(got), n, got)
+	}
+	if got[MetricServerThrottled] != st.Rejected {
+		t.Errorf("server throttled = %d, server rejected = %d, want equal", got[MetricServerThrottled], st.Rejected)
+	}
+	if got[MetricAccepted] != st.Accepted {
+		t.Errorf("success = %d, server accepted = %d, want equal", got[MetricAccepted], st.Accepted)
+	}
+	if got[MetricErrors] != 0 {
+		t.Errorf("errors = %d, want 0", got[MetricErrors])
+	}
+	// From the start of the first second with a request to the end of the
+	// last, the bucket held quota tokens and refilled at quota/s.
+	busy := st.Series[len(st.Series)-1].T - st.Series[0].T + 1
+	if lo, hi := int64(quota), quota*(busy+1); st.Accepted < lo || st.Accepted > hi {
+		t.Errorf("accepted %d over %d busy seconds, want within [%d, %d]", st.Accepted, busy, lo, hi)
+	}
+	t.Logf("outputs %v; server %d accepted, %d rejected over %d seconds", got, st.Accepted, st.Rejected, busy)
+}
+
+// TestPostponeOverQuota: a bounded input over quota, in paced mode with the
+// default bounds (strategy Postpone, no max wait): what the pacer does not
+// send now, and what the server answers 429, waits in the queue, so every
+// element ends a success and nothing is throttled. That holds at any
+// machine speed: nothing is rejected locally and nothing expires. The run
+// takes about n / quota seconds of real time, since the server's quota runs
+// on the wall clock.
+func TestPostponeOverQuota(t *testing.T) {
+	const n, quota = 400, 100
+	for _, tc := range []struct {
+		name string
+		cfg  testserver.Config
+	}{
+		{"token bucket", testserver.Config{Quota: quota, Period: time.Second}},
+		{"fixed window", testserver.Config{Quota: quota, Period: time.Second, Mode: testserver.FixedWindow}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, err := testserver.NewServer(tc.cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer srv.Close()
 			p, s := beam.NewPipelineWithRoot()
-			Adaptive(s, generate(s, n), &clientcall.HTTP{URL: srv.Endpoint()}, WithMode(mode),
-				WithGroups(2), WithBatchSize(50), WithBatchInterval(50*time.Millisecond))
+			out := Adaptive(s, generate(s, n), &clientcall.HTTP{URL: srv.Endpoint()}, WithMode(adaptive.ModePaced), WithGroups(2))
+			passert.Count(s, out.Success, "success", n)
+			passert.Empty(s, out.ClientThrottled)
+			passert.Empty(s, out.ServerThrottled)
+			passert.Empty(s, out.Errors)
 			res := runPipeline(t, p, true)
-
 			st := srv.Handler.Stats()
-			got := map[string]int64{}
-			for _, m := range []string{MetricAccepted, MetricClientThrottled, MetricServerThrottled, MetricErrors} {
-				got[m] = counter(t, res, m)
+			got := outcomeMetrics(t, res)
+			if got[MetricAccepted] != n || st.Accepted != n {
+				t.Errorf("success = %d, server accepted = %d, want %d", got[MetricAccepted], st.Accepted, n)
 			}
-			if sum := got[MetricAccepted] + got[MetricClientThrottled] + got[MetricServerThrottled] + got[MetricErrors]; sum != n {
-				t.Errorf("outputs add up to %d, want %d (%v)", sum, n, got)
+			if req := counter(t, res, MetricRequests); req != n+st.Rejected {
+				t.Errorf("requests = %d, want %d accepted + %d rejected", req, n, st.Rejected)
 			}
-			if got[MetricServerThrottled] != st.Rejected {
-				t.Errorf("server throttled = %d, server rejected = %d, want equal", got[MetricServerThrottled], st.Rejected)
-			}
-			if got[MetricAccepted] != st.Accepted {
-				t.Errorf("success = %d, server accepted = %d, want equal", got[MetricAccepted], st.Accepted)
-			}
-			if got[MetricErrors] != 0 {
-				t.Errorf("errors = %d, want 0", got[MetricErrors])
-			}
-			// From the start of the first second with a request to the
-			// end of the last, the bucket held quota tokens and refilled
-			// at quota/s.
-			busy := st.Series[len(st.Series)-1].T - st.Series[0].T + 1
-			if lo, hi := int64(quota), quota*(busy+1); st.Accepted < lo || st.Accepted > hi {
-				t.Errorf("accepted %d over %d busy seconds, want within [%d, %d]", st.Accepted, busy, lo, hi)
-			}
-			t.Logf("outputs %v; server %d accepted, %d rejected over %d seconds", got, st.Accepted, st.Rejected, busy)
+			t.Logf("server %d accepted, %d rejected (waste %.1f%%); %d postponements",
+				st.Accepted, st.Rejected, 100*float64(st.Rejected)/float64(st.Accepted+st.Rejected), counter(t, res, MetricPostponed))
 		})
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"reflect"
-	"sync"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -33,15 +32,13 @@ import (
 // bounds the backlog: elements arriving at a full buffer are shed to
 // ClientThrottled at once. The throttle counters live in value state, so they survive bundle
 // boundaries and moves of the key between workers.
-//
-// The throttle's clock is the timer's firing time plus the wall time spent in
-// the firing, so that it follows the runner's processing-time clock (real
-// or, under a test clock, synthetic).
+// Each firing works through the head of the queue as the group's policy
+// decides (see firing).
 type throttleFn struct {
-	Queue    state.Map[int64, batch] // the buffer: batches by sequence number, oldest first
-	Meta     state.Value[queueMeta]
-	Counters state.Value[adaptive.State]
-	Flush    timers.ProcessingTime
+	Queue       state.Map[int64, batch] // the buffer: batches by sequence number, oldest first
+	Meta        state.Value[queueMeta]
+	PolicyState state.Value[[]byte] // the policy's state (adaptive.Policy.MarshalBinary)
+	Flush       timers.ProcessingTime
 
 	BatchSize     int
 	BatchInterval time.Duration
@@ -58,11 +55,13 @@ type throttleFn struct {
 	Seed          uint64
 	HasSeed       bool
 	MaxBuffered   int
+	MaxWait       time.Duration
+	Groups        int
 
 	caller     reflect.Value
 	invoker    *invoker
 	classifier clientcall.Classifier
-	thr        *adaptive.Throttler
+	policy     adaptive.Policy
 	src        *rand.PCG
 	rng        *rand.Rand
 }
@@ -92,13 +91,26 @@ func (f *throttleFn) Setup(ctx context.Context) error {
 	}
 	f.src = rand.NewPCG(rand.Uint64(), rand.Uint64())
 	f.rng = rand.New(f.src)
-	f.thr, err = adaptive.New(f.Adaptive, f.rng.Float64)
-	if err != nil {
+	if f.policy, err = f.newPolicy(); err != nil {
 		return err
 	}
-	log.Infof(ctx, "throttle: caller %v ready: batches of %d every %v, K=%v, strategy %s",
-		f.Caller.Type.T, f.BatchSize, f.BatchInterval, f.thr.Config().K, f.Strategy)
+	log.Infof(ctx, "throttle: caller %v ready: batches of %d every %v, mode %v, strategy %s",
+		f.Caller.Type.T, f.BatchSize, f.BatchInterval, f.Adaptive.Mode, f.Strategy)
 	return nil
+}
+
+// newPolicy makes the group's policy for the mode: the pacer, or the SRE
+// throttle (which postpones by a batch interval under the Postpone
+// strategy instead of rejecting).
+func (f *throttleFn) newPolicy() (adaptive.Policy, error) {
+	if f.Adaptive.Mode == adaptive.ModePaced {
+		return adaptive.NewPacer(adaptive.PacerConfig{Groups: max(f.Groups, 1)})
+	}
+	var postpone time.Duration
+	if f.Strategy == Postpone {
+		postpone = f.BatchInterval
+	}
+	return adaptive.NewSRE(f.Adaptive, f.rng.Float64, postpone)
 }
 
 func (f *throttleFn) Teardown(ctx context.Context) error {
@@ -207,189 +219,282 @@ func (f *throttleFn) take(sp state.Provider, meta *queueMeta, n int, fireNs int6
 
 // tally counts one firing's outcomes, added to the Beam counters at its end.
 type tally struct {
-	requests, accepted, clientThrottled, serverThrottled, errs, retries, dropped int64
-	throttled                                                                    bool
+	requests, accepted, clientThrottled, serverThrottled, errs, retries, dropped, postponed int64
+	throttled                                                                               bool
 }
 
-// OnTimer processes one batch of the group's buffer.
+// OnTimer runs one firing of the group (see firing).
 func (f *throttleFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key string, _ timers.Context,
 	emitOK func([]byte), emitCT, emitST, emitErr func(Record)) error {
-	fire := ts.ToTime()
-	wall := time.Now()
-	now := func() time.Time { return fire.Add(time.Since(wall)) }
-
+	fr := &firing{
+		fn: f, ctx: ctx, key: key, fire: ts.ToTime(), wall: time.Now(),
+		emitOK: emitOK, emitCT: emitCT, emitST: emitST, emitErr: emitErr,
+	}
 	meta, _, err := f.Meta.Read(sp)
 	if err != nil {
 		return err
 	}
-	items, err := f.take(sp, &meta, f.BatchSize, fire.UnixNano())
+	items, err := f.take(sp, &meta, f.BatchSize, fr.fire.UnixNano())
 	if err != nil {
 		return err
 	}
-
-	st, _, err := f.Counters.Read(sp)
+	saved, _, err := f.PolicyState.Read(sp)
 	if err != nil {
 		return err
 	}
-	if err := f.thr.SetState(st); err != nil {
+	if err := f.policy.UnmarshalBinary(saved); err != nil {
 		log.Warnf(ctx, "throttle: group %q: discarding unreadable throttle state: %v", key, err)
-		_ = f.thr.SetState(adaptive.State{})
 	}
 	if f.HasSeed {
 		h := fnv.New64a()
 		h.Write([]byte(key))
-		f.src.Seed(f.Seed^h.Sum64(), uint64(fire.UnixNano()))
+		f.src.Seed(f.Seed^h.Sum64(), uint64(fr.fire.UnixNano()))
 	}
 
-	var (
-		t    tally
-		keep []item // to retry on a later firing
-	)
-	work := make([]int, len(items))
-	for i := range work {
-		work[i] = i
-	}
-	for start := 0; start < len(work); start += f.CallsInFlight {
-		wave := work[start:min(start+f.CallsInFlight, len(work))]
-		keep = f.runWave(ctx, key, now, items, wave, keep, &t, emitOK, emitCT, emitST, emitErr)
-	}
+	fr.run(items)
 
-	if err := f.Counters.Write(sp, f.thr.State()); err != nil {
+	b, err := f.policy.MarshalBinary()
+	if err != nil {
 		return err
 	}
-	if len(keep) > 0 {
-		if err := f.Queue.Put(sp, meta.Tail, batch{Items: keep}); err != nil {
+	if err := f.PolicyState.Write(sp, b); err != nil {
+		return err
+	}
+	// What goes back keeps its place at the head of the queue, oldest
+	// first: it is older than everything behind it.
+	if back := append(fr.requeue, fr.rest...); len(back) > 0 {
+		meta.Head--
+		if err := f.Queue.Put(sp, meta.Head, batch{Items: back}); err != nil {
 			return err
 		}
-		meta.Tail++
-		meta.Size += int64(len(keep))
+		meta.Size += int64(len(back))
+		fr.t.postponed += int64(len(fr.rest))
 	}
 	meta.Armed = 0
 	if meta.Size > 0 {
-		next := fire.Add(f.BatchInterval)
+		next := fr.fire.Add(f.BatchInterval)
+		if !fr.retryAt.IsZero() {
+			// Runners keep timer times in milliseconds: round up, so the
+			// firing does not come before the slot it waits for.
+			next = fr.retryAt.Add(time.Millisecond - 1).Truncate(time.Millisecond)
+		}
+		if !next.After(fr.fire) {
+			next = fr.fire.Add(time.Millisecond)
+		}
 		f.Flush.Set(tp, next)
 		meta.Armed = next.UnixNano()
-		t.throttled = true
+		fr.t.throttled = true
 	} else {
 		meta.Head, meta.Tail = 0, 0
 	}
 	if err := f.Meta.Write(sp, meta); err != nil {
 		return err
 	}
-	f.report(ctx, &t, false)
+	f.report(ctx, &fr.t, false)
 	return nil
 }
 
-// runWave decides on the items of one wave, calls the allowed ones
-// concurrently (CallsInFlight at most) and routes every item. It returns keep
-// with the items to retry appended.
-func (f *throttleFn) runWave(ctx context.Context, key string, now func() time.Time, items []item, wave []int, keep []item, t *tally,
-	emitOK func([]byte), emitCT, emitST, emitErr func(Record)) []item {
-	type pending struct {
-		idx int
-		p   float64
-		res callResult
-	}
-	calls := make([]pending, 0, len(wave))
-	for _, idx := range wave {
-		it := &items[idx]
-		tnow := now()
-		it.Attempts++
-		if it.First == 0 {
-			it.First = tnow.UnixMicro()
-		}
-		t.requests++
-		// Calls of this wave decided before this one have not answered yet.
-		allow, p := f.thr.DecideWithPending(tnow, len(calls))
-		if !allow {
-			it.LastOutcome, it.LastError, it.LastStatus, it.LastGRPC, it.LastProb, it.RetryAfter =
-				OutcomeClientThrottled, clientThrottledMessage(p), 0, 0, p, 0
-			keep = f.throttled(key, tnow, *it, 0, keep, t, emitCT, emitST)
-			continue
-		}
-		calls = append(calls, pending{idx: idx, p: p})
-	}
-	if len(calls) == 1 {
-		calls[0].res = f.invoker.safeCall(ctx, f.CallTimeout, items[calls[0].idx].Payload)
-	} else if len(calls) > 1 {
-		var wg sync.WaitGroup
-		for i := range calls {
-			wg.Go(func() { calls[i].res = f.invoker.safeCall(ctx, f.CallTimeout, items[calls[i].idx].Payload) })
-		}
-		wg.Wait()
-	}
-	for _, c := range calls {
-		it := &items[c.idx]
-		tnow := now()
-		latencyMs.Update(ctx, c.res.latency.Milliseconds())
-		class := f.classify(c.res.err)
-		switch class {
-		case clientcall.Success:
-			f.thr.Record(tnow, adaptive.Accepted)
-			t.accepted++
-			emitOK(c.res.resp)
-			continue
-		case clientcall.Throttled:
-			f.thr.Record(tnow, adaptive.Throttled)
-			if ra, ok := clientcall.RetryAfter(c.res.err); ok {
-				f.thr.RecordRetryAfter(tnow, ra)
-			}
-		default:
-			f.thr.Record(tnow, adaptive.Failed)
-		}
-		code, grpc := statusOf(c.res.err)
-		if class == clientcall.Throttled {
-			ra, _ := clientcall.RetryAfter(c.res.err)
-			msg := c.res.err.Error()
-			if code != 0 {
-				msg = serverStatusMessage(code)
-			}
-			it.LastOutcome, it.LastError, it.LastStatus, it.LastGRPC, it.LastProb, it.RetryAfter =
-				OutcomeServerThrottled, msg, code, grpc, c.p, ra.Milliseconds()
-			keep = f.throttled(key, tnow, *it, ra, keep, t, emitCT, emitST)
-			continue
-		}
-		t.errs++
-		emitErr(Record{
-			Input: it.Payload, Error: c.res.err.Error(), Outcome: OutcomeError,
-			StatusCode: code, GRPCCode: grpc, Probability: c.p, Attempts: it.Attempts, Group: key,
-			FirstAttempt: it.First, LastAttempt: tnow.UnixMicro(),
-		})
-	}
-	return keep
+// firing is one firing of a group's timer: it works through the elements
+// taken from the head of the queue, oldest first, for at most one batch
+// interval. For each it asks the policy: Send calls it (CallsInFlight at
+// most at once, answers recorded as they come); Postpone to a time within
+// the batch interval waits for it, so sends are spread over the interval
+// at the policy's pace; Postpone beyond it ends the firing, and the timer is
+// set for that time; Reject applies the strategy.
+//
+// The throttle's clock is the timer's firing time plus the wall time spent
+// in the firing, so that it follows the runner's processing-time clock (real
+// or, under a test clock, synthetic).
+type firing struct {
+	fn                      *throttleFn
+	ctx                     context.Context
+	key                     string
+	fire, wall              time.Time
+	emitOK                  func([]byte)
+	emitCT, emitST, emitErr func(Record)
+
+	t       tally
+	requeue []item    // elements to try again on a later firing (429s, retries)
+	rest    []item    // elements the policy postponed, not tried in this firing
+	retryAt time.Time // when the policy wants to be asked again; zero if it did not postpone
 }
 
-// throttled applies the strategy to an element that was throttled (its Last*
-// fields say how). It returns keep, with the element appended if it is to be
-// retried.
-func (f *throttleFn) throttled(key string, now time.Time, it item, retryAfter time.Duration, keep []item, t *tally, emitCT, emitST func(Record)) []item {
-	t.throttled = true
-	switch f.Strategy {
-	case Drop:
-		t.dropped++
-		return keep
-	case Retry:
-		if it.Attempts < f.MaxAttempts && now.Sub(time.UnixMicro(it.First)) < f.MaxAge {
-			// Runners keep timer times in milliseconds: round down so the
-			// timer set for this time finds the element eligible.
-			it.NotBefore = now.Add(max(retryAfter, f.BatchInterval)).Truncate(time.Millisecond).UnixNano()
-			t.retries++
-			return append(keep, it)
+// answer is the result of one call.
+type answer struct {
+	idx  int
+	sent time.Time
+	p    float64
+	res  callResult
+}
+
+func (fr *firing) now() time.Time { return fr.fire.Add(time.Since(fr.wall)) }
+
+// run works through items.
+func (fr *firing) run(items []item) {
+	f := fr.fn
+	deadline := fr.fire.Add(f.BatchInterval)
+	answers := make(chan answer, f.CallsInFlight)
+	inFlight := 0
+	collect := func(a answer) {
+		inFlight--
+		fr.route(&items[a.idx], a)
+	}
+	for i := 0; i < len(items); {
+		it := &items[i]
+		now := fr.now()
+		if f.MaxWait > 0 && it.Enqueued > 0 && now.Sub(time.Unix(0, it.Enqueued)) > f.MaxWait {
+			fr.expire(now, it)
+			i++
+			continue
+		}
+		for inFlight >= f.CallsInFlight {
+			collect(<-answers)
+		}
+		now = fr.now()
+		d := f.policy.Decide(now, inFlight)
+		switch d.Verdict {
+		case adaptive.Send:
+			fr.attempt(now, it)
+			inFlight++
+			go func(idx int, sent time.Time, p float64, payload []byte) {
+				answers <- answer{idx: idx, sent: sent, p: p, res: f.invoker.safeCall(fr.ctx, f.CallTimeout, payload)}
+			}(i, now, d.Probability, it.Payload)
+			i++
+		case adaptive.Postpone:
+			if d.RetryAt.Before(deadline) {
+				// Wait for the slot, taking answers meanwhile.
+				wait := time.NewTimer(d.RetryAt.Sub(now))
+			waiting:
+				for {
+					select {
+					case a := <-answers:
+						collect(a)
+					case <-wait.C:
+						break waiting
+					}
+				}
+				continue
+			}
+			fr.rest = append(fr.rest, items[i:]...)
+			fr.retryAt = d.RetryAt
+			i = len(items)
+		default: // Reject
+			fr.attempt(now, it)
+			it.LastOutcome, it.LastError, it.LastStatus, it.LastGRPC, it.LastProb, it.RetryAfter =
+				OutcomeClientThrottled, clientThrottledMessage(d.Probability), 0, 0, d.Probability, 0
+			fr.throttled(now, *it, 0)
+			i++
 		}
 	}
+	for inFlight > 0 {
+		collect(<-answers)
+	}
+}
+
+// attempt counts an attempt at it.
+func (fr *firing) attempt(now time.Time, it *item) {
+	fr.t.requests++
+	it.Attempts++
+	if it.First == 0 {
+		it.First = now.UnixMicro()
+	}
+}
+
+// expire routes an element that waited longer than MaxWait.
+func (fr *firing) expire(now time.Time, it *item) {
+	if it.LastOutcome != OutcomeServerThrottled {
+		it.LastOutcome, it.LastStatus, it.LastGRPC, it.LastProb, it.RetryAfter = OutcomeClientThrottled, 0, 0, 1, 0
+		it.LastError = fmt.Sprintf("Throttled by Client. Waited longer than the max wait (%v)", fr.fn.MaxWait)
+	}
+	fr.fn.route(fr, now, *it)
+}
+
+// route routes the answer to a call and tells the policy.
+func (fr *firing) route(it *item, a answer) {
+	f := fr.fn
+	now := fr.now()
+	latencyMs.Update(fr.ctx, a.res.latency.Milliseconds())
+	class := f.classify(a.res.err)
+	ans := adaptive.Answer{Sent: a.sent}
+	switch class {
+	case clientcall.Success:
+		ans.Outcome = adaptive.Accepted
+	case clientcall.Throttled:
+		ans.Outcome = adaptive.Throttled
+		ans.RetryAfter, _ = clientcall.RetryAfter(a.res.err)
+	default:
+		ans.Outcome = adaptive.Failed
+	}
+	f.policy.Record(now, ans)
+	switch class {
+	case clientcall.Success:
+		fr.t.accepted++
+		fr.emitOK(a.res.resp)
+		return
+	case clientcall.Throttled:
+		code, grpc := statusOf(a.res.err)
+		msg := a.res.err.Error()
+		if code != 0 {
+			msg = serverStatusMessage(code)
+		}
+		it.LastOutcome, it.LastError, it.LastStatus, it.LastGRPC, it.LastProb, it.RetryAfter =
+			OutcomeServerThrottled, msg, code, grpc, a.p, ans.RetryAfter.Milliseconds()
+		fr.throttled(now, *it, ans.RetryAfter)
+		return
+	}
+	code, grpc := statusOf(a.res.err)
+	fr.t.errs++
+	fr.emitErr(Record{
+		Input: it.Payload, Error: a.res.err.Error(), Outcome: OutcomeError,
+		StatusCode: code, GRPCCode: grpc, Probability: a.p, Attempts: it.Attempts, Group: fr.key,
+		FirstAttempt: it.First, LastAttempt: now.UnixMicro(),
+	})
+}
+
+// throttled applies the strategy to an element that was throttled (its
+// Last* fields say how): it goes back to the queue, or to its output.
+func (fr *firing) throttled(now time.Time, it item, retryAfter time.Duration) {
+	f := fr.fn
+	fr.t.throttled = true
+	switch f.Strategy {
+	case Drop:
+		fr.t.dropped++
+		return
+	case Retry:
+		if it.Attempts < f.MaxAttempts && now.Sub(time.UnixMicro(it.First)) < f.MaxAge {
+			fr.again(now, it, max(retryAfter, f.BatchInterval))
+			return
+		}
+	case Postpone:
+		fr.again(now, it, retryAfter)
+		return
+	}
+	f.route(fr, now, it)
+}
+
+// again puts it back in the queue, to be tried no sooner than after wait.
+func (fr *firing) again(now time.Time, it item, wait time.Duration) {
+	// Runners keep timer times in milliseconds: round down so the timer set
+	// for this time finds the element eligible.
+	it.NotBefore = now.Add(wait).Truncate(time.Millisecond).UnixNano()
+	fr.t.retries++
+	fr.requeue = append(fr.requeue, it)
+}
+
+// route emits a throttled element to its output with its record.
+func (f *throttleFn) route(fr *firing, now time.Time, it item) {
 	rec := Record{
 		Input: it.Payload, Error: it.LastError, Outcome: it.LastOutcome,
-		StatusCode: it.LastStatus, GRPCCode: it.LastGRPC, Probability: it.LastProb, Attempts: it.Attempts, Group: key,
+		StatusCode: it.LastStatus, GRPCCode: it.LastGRPC, Probability: it.LastProb, Attempts: it.Attempts, Group: fr.key,
 		FirstAttempt: it.First, LastAttempt: now.UnixMicro(), RetryAfter: it.RetryAfter,
 	}
-	if it.LastOutcome == OutcomeClientThrottled {
-		t.clientThrottled++
-		emitCT(rec)
-	} else {
-		t.serverThrottled++
-		emitST(rec)
+	if it.LastOutcome == OutcomeServerThrottled {
+		fr.t.serverThrottled++
+		fr.emitST(rec)
+		return
 	}
-	return keep
+	fr.t.clientThrottled++
+	fr.emitCT(rec)
 }
 
 func (f *throttleFn) classify(err error) clientcall.Class {
@@ -412,6 +517,7 @@ func (f *throttleFn) report(ctx context.Context, t *tally, touch bool) {
 		{requestsCounter, t.requests}, {acceptedCounter, t.accepted},
 		{clientThrottledCounter, t.clientThrottled}, {serverThrottledCounter, t.serverThrottled},
 		{errorsCounter, t.errs}, {retriesCounter, t.retries}, {droppedCounter, t.dropped},
+		{postponedCounter, t.postponed},
 	} {
 		if c.n != 0 || touch {
 			c.c.Inc(ctx, c.n)

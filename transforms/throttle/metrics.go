@@ -17,6 +17,7 @@ var (
 	retriesCounter         = beam.NewCounter(Namespace, "retries")          // throttled elements kept for another attempt
 	droppedCounter         = beam.NewCounter(Namespace, "dropped")          // throttled elements discarded by the Drop strategy
 	bufferedCounter        = beam.NewCounter(Namespace, "buffered")
+	postponedCounter       = beam.NewCounter(Namespace, "postponed") // elements a firing left in the queue for a later one
 	latencyMs              = beam.NewDistribution(Namespace, "call_latency_ms")
 
 	// throttlingMsecs is the counter Beam's Java and Python IOs use to tell
@@ -36,5 +37,6 @@ const (
 	MetricRetries         = "retries"
 	MetricDropped         = "dropped"
 	MetricBuffered        = "buffered"
+	MetricPostponed       = "postponed"
 	MetricCallLatencyMs   = "call_latency_ms"
 )

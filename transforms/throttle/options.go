@@ -25,20 +25,34 @@ const (
 	// routed to its throttled output with its attempt count. Unlike the
 	// original tool's RETRY, it is bounded.
 	Retry Strategy = "retry"
+	// Postpone keeps an element the throttle does not send now in its
+	// group's queue for a later firing (a postponement, not a rejection),
+	// and so does an answer 429 (no sooner than its Retry-After). An element
+	// goes to ClientThrottled, or to ServerThrottled if its last attempt was
+	// answered 429, only when a bound says so: it waited longer than
+	// MaxWait, or it arrived at a group holding MaxBuffered elements. In SRE
+	// mode a draw r < p postpones the element by one batch interval instead
+	// of rejecting it. MaxAttempts and MaxAge do not apply.
+	Postpone Strategy = "postpone"
 )
 
-// ParseStrategy parses "route", "drop" or "retry" (also the original tool's
-// "dlq" for route).
+// ParseStrategy parses "route", "drop", "retry" or "postpone" (also the
+// original tool's "dlq" for route). "" is the mode's default: postpone in
+// ModePaced, route in ModeSRE.
 func ParseStrategy(s string) (Strategy, error) {
 	switch s {
-	case "route", "dlq", "DLQ", "":
+	case "":
+		return "", nil
+	case "route", "dlq", "DLQ":
 		return Route, nil
 	case "drop", "DROP":
 		return Drop, nil
 	case "retry", "RETRY":
 		return Retry, nil
+	case "postpone", "POSTPONE":
+		return Postpone, nil
 	}
-	return "", fmt.Errorf("throttle: unknown strategy %q (want route, drop or retry)", s)
+	return "", fmt.Errorf("throttle: unknown strategy %q (want route, drop, retry or postpone)", s)
 }
 
 // Defaults of the options. The throughput ceiling of one group is
@@ -54,6 +68,11 @@ const (
 	DefaultMaxAge        = 10 * time.Minute
 	DefaultCallTimeout   = 30 * time.Second
 	DefaultCallsInFlight = 1
+	// DefaultMaxWait bounds nothing: an element waits in its group's queue
+	// until it can be sent. Streaming pipelines should set WithMaxWait (the
+	// pipeline's --max_wait does, to 10 minutes, for a subscription): see
+	// docs/design/postponement.md.
+	DefaultMaxWait time.Duration = 0
 )
 
 // config is filled by Options. Its exported fields are serialised into the
@@ -75,6 +94,7 @@ type config struct {
 	BufferBatch   int
 	MaxPayload    int
 	MaxBuffered   int
+	MaxWait       time.Duration
 }
 
 func defaultConfig() config {
@@ -83,7 +103,6 @@ func defaultConfig() config {
 		BatchSize:     DefaultBatchSize,
 		BatchInterval: DefaultBatchInterval,
 		Adaptive:      adaptive.Config{K: DefaultK, Window: adaptive.FixedReset, ResetInterval: DefaultResetInterval},
-		Strategy:      Route,
 		MaxAttempts:   DefaultMaxAttempts,
 		MaxAge:        DefaultMaxAge,
 		CallTimeout:   DefaultCallTimeout,
@@ -94,6 +113,12 @@ func defaultConfig() config {
 
 // resolved fills defaults that depend on other options.
 func (c config) resolved() config {
+	if c.Strategy == "" {
+		c.Strategy = Route
+		if c.Adaptive.Mode == adaptive.ModePaced {
+			c.Strategy = Postpone
+		}
+	}
 	if c.Adaptive.Mode == adaptive.ModePaced {
 		if c.Adaptive.Interval == 0 {
 			c.Adaptive.Interval = c.BatchInterval
@@ -123,6 +148,8 @@ func (c config) validate() error {
 		return fmt.Errorf("calls in flight must be >= 1, got %d", c.CallsInFlight)
 	case c.MaxBuffered < 0:
 		return fmt.Errorf("max buffered must be >= 0, got %d", c.MaxBuffered)
+	case c.MaxWait < 0:
+		return fmt.Errorf("max wait must be >= 0, got %v", c.MaxWait)
 	case c.MaxPayload < 0:
 		return fmt.Errorf("max payload bytes must be >= 0, got %d", c.MaxPayload)
 	case c.BufferBatch < 1:
@@ -202,7 +229,8 @@ func WithCountFailuresAsRejects() Option {
 // where E is the input element type.
 func WithKeyFunc(k any) Option { return func(c *config) { c.KeyFunc = k } }
 
-// WithStrategy sets what happens to throttled elements (default Route).
+// WithStrategy sets what happens to throttled elements (default: Postpone in
+// ModePaced, Route in ModeSRE).
 func WithStrategy(s Strategy) Option { return func(c *config) { c.Strategy = s } }
 
 // WithMaxAttempts bounds the Retry strategy: an element is decided on at most
@@ -249,3 +277,11 @@ func WithMaxPayloadBytes(n int) Option { return func(c *config) { c.MaxPayload =
 // slower than the input). 0, the default, means no bound: the backlog lives
 // in runner state (persisted by Dataflow; in memory on Prism).
 func WithMaxBuffered(n int) Option { return func(c *config) { c.MaxBuffered = n } }
+
+// WithMaxWait bounds how long an element may wait in its group's queue
+// (from when it was keyed, by the worker's clock) before it goes to
+// ClientThrottled, or to ServerThrottled if its last attempt was answered
+// 429. 0, the default, means no bound, which suits bounded inputs: every
+// element is tried and the job takes as long as the quota needs. Set it for
+// streaming inputs, to bound latency and the backlog.
+func WithMaxWait(d time.Duration) Option { return func(c *config) { c.MaxWait = d } }

@@ -179,6 +179,8 @@ func TryAdaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) 
 		Seed:          cfg.Seed,
 		HasSeed:       cfg.HasSeed,
 		MaxBuffered:   cfg.MaxBuffered,
+		MaxWait:       cfg.MaxWait,
+		Groups:        cfg.Groups,
 	}, batches)
 
 	success := okBytes
