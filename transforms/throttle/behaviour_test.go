@@ -30,6 +30,7 @@ func init() {
 	register.Function1x1[Record, bool](retryRecordOK)
 	register.Function1x1[Record, bool](timeoutRecordOK)
 	register.Function1x1[Record, bool](bufferFullOK)
+	register.Function1x1[Record, bool](expiredOK)
 }
 
 // alwaysThrottled answers 429 with a Retry-After of 0 to everything.
@@ -333,5 +334,36 @@ func TestMaxBufferedSheds(t *testing.T) {
 	ok, shed := counter(t, res, MetricAccepted), counter(t, res, MetricClientThrottled)
 	if ok+shed != n || shed == 0 || ok < 100 {
 		t.Errorf("success %d + shed %d, want %d with some shed and at least one full buffer processed", ok, shed, n)
+	}
+}
+
+func expiredOK(r Record) bool {
+	switch r.Outcome {
+	case OutcomeServerThrottled: // tried, and its last answer was a 429
+		return r.StatusCode == 429 && r.Attempts >= 1
+	case OutcomeClientThrottled: // never tried: the pacer held it back
+		return r.Attempts == 0 && r.Error == "Throttled by Client. Waited longer than the max wait (2s)"
+	}
+	return false
+}
+
+// TestMaxWaitExpires: under the Postpone strategy a backend that answers
+// 429 to everything keeps every element queued until it has waited longer
+// than MaxWait; then it goes to ServerThrottled if its last attempt was a
+// 429, or to ClientThrottled if the pacer never sent it. Nothing is lost and
+// nothing else is emitted.
+func TestMaxWaitExpires(t *testing.T) {
+	const n = 50
+	p, s := beam.NewPipelineWithRoot()
+	out := Adaptive(s, generate(s, n), alwaysThrottled{}, WithMode(adaptive.ModePaced), WithMaxWait(2*time.Second),
+		WithBatchInterval(100*time.Millisecond))
+	throttled := beam.Flatten(s, out.ServerThrottled, out.ClientThrottled)
+	passert.Count(s, throttled, "throttled", n)
+	passert.True(s, throttled, expiredOK)
+	passert.Empty(s, out.Success)
+	passert.Empty(s, out.Errors)
+	res := runPipeline(t, p, true)
+	if st := counter(t, res, MetricServerThrottled); st == 0 {
+		t.Errorf("server throttled = 0, want the elements the pacer sent")
 	}
 }

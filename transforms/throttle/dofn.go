@@ -334,6 +334,11 @@ func (fr *firing) run(items []item) {
 	f := fr.fn
 	deadline := fr.fire.Add(f.BatchInterval)
 	answers := make(chan answer, f.CallsInFlight)
+	for i := range items {
+		if items[i].Since == 0 {
+			items[i].Since = fr.fire.UnixNano()
+		}
+	}
 	inFlight := 0
 	collect := func(a answer) {
 		inFlight--
@@ -342,7 +347,7 @@ func (fr *firing) run(items []item) {
 	for i := 0; i < len(items); {
 		it := &items[i]
 		now := fr.now()
-		if f.MaxWait > 0 && it.Enqueued > 0 && now.Sub(time.Unix(0, it.Enqueued)) > f.MaxWait {
+		if f.MaxWait > 0 && now.Sub(time.Unix(0, it.Since)) > f.MaxWait {
 			fr.expire(now, it)
 			i++
 			continue

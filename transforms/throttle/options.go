@@ -279,7 +279,8 @@ func WithMaxPayloadBytes(n int) Option { return func(c *config) { c.MaxPayload =
 func WithMaxBuffered(n int) Option { return func(c *config) { c.MaxBuffered = n } }
 
 // WithMaxWait bounds how long an element may wait in its group's queue
-// (from when it was keyed, by the worker's clock) before it goes to
+// (from the first firing that took it, at most one batch interval after it
+// arrived, by the throttle's clock) before it goes to
 // ClientThrottled, or to ServerThrottled if its last attempt was answered
 // 429. 0, the default, means no bound, which suits bounded inputs: every
 // element is tried and the job takes as long as the quota needs. Set it for
