@@ -294,13 +294,20 @@ func (f *throttleFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Pr
 	return nil
 }
 
+// spreadParts: a firing waits for the policy's slots for at most a tenth of
+// the batch interval, then ends and sets its timer for the next slot. A
+// firing blocks the group's key (and, on some runners, its bundle): kept
+// short, new input keeps flowing into the group's queue, where MaxWait and
+// MaxBuffered see it, instead of waiting in the runner.
+const spreadParts = 10
+
 // firing is one firing of a group's timer: it works through the elements
-// taken from the head of the queue, oldest first, for at most one batch
-// interval. For each it asks the policy: Send calls it (CallsInFlight at
-// most at once, answers recorded as they come); Postpone to a time within
-// the batch interval waits for it, so sends are spread over the interval
-// at the policy's pace; Postpone beyond it ends the firing, and the timer is
-// set for that time; Reject applies the strategy.
+// taken from the head of the queue, oldest first. For each it asks the
+// policy: Send calls it (CallsInFlight at most at once, answers recorded as
+// they come); Postpone to a time within a tenth of the batch interval waits
+// for it inside the firing; Postpone beyond it ends the firing, and the
+// timer is set for that time, so sends are spread at the policy's pace, not
+// sent back to back; Reject applies the strategy.
 //
 // The throttle's clock is the timer's firing time plus the wall time spent
 // in the firing, so that it follows the runner's processing-time clock (real
@@ -332,7 +339,7 @@ func (fr *firing) now() time.Time { return fr.fire.Add(time.Since(fr.wall)) }
 // run works through items.
 func (fr *firing) run(items []item) {
 	f := fr.fn
-	deadline := fr.fire.Add(f.BatchInterval)
+	deadline := fr.fire.Add(f.BatchInterval / spreadParts)
 	answers := make(chan answer, f.CallsInFlight)
 	for i := range items {
 		if items[i].Since == 0 {
