@@ -22,16 +22,17 @@ var (
 	colourLimit    = color.RGBA{R: 0x66, G: 0x66, B: 0x66, A: 0xff} // grey
 )
 
-// WritePlot draws one scenario in format "svg" or "png": a panel per
+// WritePlot draws the runs of case c in format "svg" or "png": a panel per
 // algorithm (rows) and number of groups (columns), each showing per second
 // the calls accepted, the calls the backend rejected, the elements rejected
 // by the client, and min(offered, capacity) dashed. The counts are averaged
 // over plotSmoothing seconds, centred: a group's batches come a little
 // more than a second apart, so raw per-second counts alternate between
 // seconds with two batches and seconds with none. All panels share the
-// scales. results may hold other scenarios' results too; the scenario's are
-// taken in the order Suite.Run gives them.
-func WritePlot(w io.Writer, format string, sc Scenario, results []Result) error {
+// scales. results may hold other cases' results too; the case's are taken
+// in the order Suite.Run gives them.
+func WritePlot(w io.Writer, format string, c Case, results []Result) error {
+	sc := c.Scenario
 	var newCanvas func(w, h vg.Length) vg.CanvasWriterTo
 	switch format {
 	case "svg":
@@ -49,7 +50,7 @@ func WritePlot(w io.Writer, format string, sc Scenario, results []Result) error 
 	ymax := 1.0
 	for i := range results {
 		r := &results[i]
-		if r.Scenario != sc.Name {
+		if r.Case != c.Name {
 			continue
 		}
 		if !slices.Contains(algs, r.Algorithm) {
@@ -65,7 +66,7 @@ func WritePlot(w io.Writer, format string, sc Scenario, results []Result) error 
 		}
 	}
 	if len(algs) == 0 {
-		return fmt.Errorf("sim: no results for scenario %s", sc.Name)
+		return fmt.Errorf("sim: no results for case %s", c.Name)
 	}
 	ymax *= 1.05
 
