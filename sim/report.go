@@ -212,33 +212,48 @@ seed sweep (%s) gives the median and worst case over other seeds.
 - **Transform model**: each group runs the batch loop of the transform with its own
   policy: a queue; a timer that fires %s after an element arrives in an empty group;
   a firing rejects what waited longer than the maximum wait, then asks the policy about
-  up to %d eligible elements in order of arrival (Send, Postpone: end the firing and
+  up to %d eligible elements in order of arrival (Send; Postpone: end the firing and
   fire again at the policy's time, at least %s later; Reject), with at most the
   calls in flight of the case busy at once and %s of random start-up delay. A 429
   puts its element back in the queue, eligible after the Retry-After if any; it ends
   server-throttled only when it has waited too long. The firing ends when its calls
   are answered, and the next one comes %s after it began (or at once if it ran longer).
-  See the package documentation of sim for the exact loop.
-- **Load**: Poisson arrivals at the offered rate, spread evenly over G groups. A
-  competitor, where there is one, is a Poisson client sharing the backend that never
-  throttles and never retries.
+  See the package documentation of sim for the exact loop. The batch size is high so
+  that the loop does not limit throughput; the maximum wait (%s, the simulator's
+  choice) is checked when a firing starts, so with slow calls a firing of a policy
+  that never postpones can last minutes and its elements wait longer.
+- **Per-element model** (the last family): the loop of the transform before
+  postponement: a 429 is final (server-throttled), no maximum wait; these are the
+  scenarios and goals of issue 5.
+- **Backends**: capacity 100 requests/s, but %d requests/s for the strict limiters (as
+  in issue 13's measurements). Fixed windows are aligned to the start of the run. A
+  Retry-After, when sent, is the wait until a request would be accepted rounded up
+  to whole seconds, at least 1 s (1 s during an outage), like the test server's.
+- **Load**: Poisson arrivals at the offered rate, spread evenly over G groups; steady
+  overload at 2× capacity in the matrix. A competitor, where there is one, is a
+  Poisson client at 1× capacity sharing the backend that never throttles and never
+  retries. A bounded input is all there at the start.
 - **Metrics** leave out each run's warm-up. *Utilisation* is calls accepted divided by
   what a perfect client could have had accepted: min(offered, capacity − competitor
   accepted, G × calls in flight ÷ latency) integrated over each phase (arrivals are
   random and backends have bursts, so a little above 100 %% is possible). *Waste* is
   calls the backend rejected divided by calls sent (each retry of an element is a
-  call). *Client-rejected* is elements rejected by the client (by the policy or by
-  the bounds) divided by elements offered. *Fairness* is Jain's index of the groups'
-  accepted calls in overloaded seconds (1 = even; 1/G = one group takes all).
-  *Delay* is the queueing delay of successes, arrival to sending of the accepted call.
-  *Recovery* is the time after a change until utilisation is back at 90 %% (the end of
-  the first second from which three seconds in a row reach 90 %% together).
+  call). *Client-rejected* is, of the elements that arrived after the warm-up and
+  were final by the end, the share rejected by the client (by the policy, or by the
+  maximum wait or buffer). *Fairness* is Jain's index of the groups' accepted calls
+  in overloaded seconds (1 = even; 1/G = one group takes all; – when not measured).
+  *Delay* is the queueing delay of successes, arrival to the sending of the accepted
+  call; under steady overload with postponement it nears the maximum wait, since the
+  queue serves the oldest first. *Recovery* is the time after a change until
+  utilisation is back at 90 %% (the end of the first second from which three seconds
+  in a row reach 90 %% together). A bounded input is done when its last element is
+  final; its ideal time is elements ÷ min(capacity, G × calls in flight ÷ latency).
 - **Goals** are issue 13's targets (issue 5's for the per-element model); a goal
   missed is stated with what the run got.
 - **Algorithms** (the SRE and paced ones are today's per-element throttles: they send
   or reject, never postpone; a rejected element is client-rejected):
-`, "`"+command+"`", seed, "`make simsweep`, docs/sim/sweep.md", spaced(c.BatchInterval), c.BatchSize, spaced(c.Tick),
-		spaced(c.StartJitter), spaced(c.BatchInterval))
+`, "`"+command+"`", seed, "`make simsweep`, [sweep.md](sweep.md)", spaced(c.BatchInterval), c.BatchSize, spaced(c.Tick),
+		spaced(c.StartJitter), spaced(c.BatchInterval), spaced(MatrixMaxWait), StrictCapacity)
 	for _, a := range s.Algorithms {
 		fmt.Fprintf(b, "  - `%s`: %s.\n", a.Name, a.Description)
 	}
