@@ -40,6 +40,14 @@ type Algorithm struct {
 	New func(Env) adaptive.Policy
 }
 
+// The standard policies.
+var (
+	_ adaptive.Policy = throttler{}
+	_ adaptive.Policy = (*original)(nil)
+	_ adaptive.Policy = none{}
+	_ adaptive.Policy = oracle{}
+)
+
 // Names of the standard algorithms.
 const (
 	Original   = "original"

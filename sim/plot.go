@@ -29,8 +29,11 @@ var (
 // over plotSmoothing seconds, centred: a group's batches come a little
 // more than a second apart, so raw per-second counts alternate between
 // seconds with two batches and seconds with none. All panels share the
-// scales. results may hold other cases' results too; the case's are taken
-// in the order Suite.Run gives them.
+// scales; the vertical one reaches a little above the most offered or
+// accepted in a second, and a panel whose rejections go higher (sending
+// everything again and again) says it is clipped. results may hold other
+// cases' results too; the case's are taken in the order Suite.Run gives
+// them.
 func WritePlot(w io.Writer, format string, c Case, results []Result) error {
 	sc := c.Scenario
 	var newCanvas func(w, h vg.Length) vg.CanvasWriterTo
@@ -60,15 +63,14 @@ func WritePlot(w io.Writer, format string, c Case, results []Result) error {
 			groups = append(groups, r.Groups)
 		}
 		byKey[fmt.Sprint(r.Algorithm, "/", r.Groups)] = r
-		for _, ys := range [][]float64{smooth(r.Series.Accepted), smooth(r.Series.BackendRejected),
-			smooth(r.Series.ClientRejected), r.Series.Limit} {
+		for _, ys := range [][]float64{smooth(r.Series.Offered), smooth(r.Series.Accepted), r.Series.Limit} {
 			ymax = max(ymax, slices.Max(ys))
 		}
 	}
 	if len(algs) == 0 {
 		return fmt.Errorf("sim: no results for case %s", c.Name)
 	}
-	ymax *= 1.05
+	ymax *= 1.1
 
 	plots := make([][]*plot.Plot, len(algs))
 	for row, alg := range algs {
@@ -96,6 +98,12 @@ func WritePlot(w io.Writer, format string, c Case, results []Result) error {
 			}
 			if err := addSeries(p, r, row == 0 && col == 0); err != nil {
 				return err
+			}
+			// Adding lines widened the axes to their data.
+			p.X.Min, p.X.Max = 0, sc.Duration.Seconds()
+			p.Y.Min, p.Y.Max = 0, ymax
+			if slices.Max(smooth(r.Series.BackendRejected)) > ymax || slices.Max(smooth(r.Series.ClientRejected)) > ymax {
+				p.Title.Text += fmt.Sprintf(" (clipped at %.0f/s)", ymax)
 			}
 		}
 	}

@@ -8,8 +8,27 @@
 //
 // It is meant to be extended: a [Backend] (with a [BackendModel]) adds a
 // kind of service, a [Scenario] a load pattern, an [Algorithm] a policy,
-// and a [Case] with a [Goal] a line of the report. [MatrixCases] and
-// [ClassicCases] are the standard ones.
+// and a [Case] with a [Goal] a line of the report. [MatrixCases],
+// [ClassicCases] and [PerElementCases] are the standard ones, and
+// [DefaultSuite] runs them all with [Algorithms].
+//
+// # Evaluating a policy
+//
+// An [Algorithm] builds one [adaptive.Policy] per group from an [Env]
+// (the group, a seeded random source, the run's start time and the loop's
+// settings):
+//
+//	pacer := sim.Algorithm{Name: "pacer", Description: "…",
+//		New: func(e sim.Env) adaptive.Policy { return newPacer(e.BatchInterval, e.Rand) }}
+//	s := sim.DefaultSuite()
+//	s.Algorithms = []sim.Algorithm{pacer, sim.OracleAlgorithm()}
+//	results, err := s.Run()
+//	// results[i].Checks: the case's goals, met or not; sim.Met, sim.Misses.
+//
+// Keep the oracle in the suite: the strict limiters' goal is a share of
+// its utilisation. Add the algorithm to [Algorithms] for the report. With
+// Config.Persist the policy is saved and restored after every firing, as
+// the transform does with Beam state.
 //
 // # Model
 //
@@ -72,8 +91,6 @@ import (
 	"container/heap"
 	"math"
 	"time"
-
-	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
 // inf is +Inf.
@@ -355,6 +372,3 @@ func (c *competitor) step() error {
 	c.at = c.clock.next(c.at)
 	return nil
 }
-
-// Check that the standard policies satisfy the interface.
-var _ adaptive.Policy = none{}
