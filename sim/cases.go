@@ -195,8 +195,9 @@ func ClassicCases() []Case {
 }
 
 // PerElementCases returns the six classic scenarios in the per-element
-// model (Config.FinalThrottled, no MaxWait: each element is decided on and
-// sent at most once, as the transform did before postponement), with
+// model (Config.FinalThrottled, FiringStop, no MaxWait: each element is
+// decided on and sent at most once, as the transform did before
+// postponement), with
 // issue 5's goals for the paced mode. Case names end in "/per-element".
 func PerElementCases() []Case {
 	goals := map[string]Goal{
@@ -210,7 +211,7 @@ func PerElementCases() []Case {
 	var cs []Case
 	for _, sc := range Scenarios() {
 		cfg := DefaultConfig(1)
-		cfg.FinalThrottled = true
+		cfg.FinalThrottled, cfg.Firing = true, FiringStop
 		cs = append(cs, Case{Name: sc.Name + "/per-element", Family: FamilyPerElement, Title: sc.Title, Scenario: sc,
 			Config: cfg, Goal: goals[sc.Name]})
 	}

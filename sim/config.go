@@ -35,8 +35,10 @@ type Config struct {
 	// the batch loop never limits throughput in the standard scenarios
 	// (the transform's default is 100).
 	BatchSize int
-	// Tick is the shortest time after a Postpone before the group's next
-	// firing. Zero means DefaultTick.
+	// Firing selects the firing's model; the zero value is FiringInterval.
+	Firing FiringModel
+	// Tick is the shortest time after a Postpone that ends a firing before
+	// the group's next firing. Zero means DefaultTick.
 	Tick time.Duration
 	// StartJitter is the range of the uniformly random delay between a
 	// firing's timer and its first decision, for the work a runner does
@@ -62,6 +64,38 @@ type Config struct {
 	// firings. A Policy whose state survives the round trip gives the
 	// same results with and without Persist.
 	Persist bool
+}
+
+// FiringModel is how a firing handles time: how long it decides, and what
+// a Postpone does.
+type FiringModel int
+
+const (
+	// FiringInterval is the transform's firing of issue 13
+	// (docs/design/postponement.md): a firing decides for at most one
+	// BatchInterval from its timer. A Postpone to a time before then
+	// waits for it inside the firing (MinWait at least), recording the
+	// answers that come meanwhile, so sends are spread over the interval
+	// at the policy's pace; a Postpone to a later time ends the firing's
+	// decisions and sets the timer to max(RetryAt, now + Tick).
+	FiringInterval FiringModel = iota
+	// FiringStop has no time bound: a firing decides until BatchSize or the
+	// eligible elements run out, and any Postpone ends its decisions and
+	// sets the timer to max(RetryAt, now + Tick). With policies that never
+	// postpone it is the transform's loop before issue 13 (PerElementCases
+	// use it).
+	FiringStop
+)
+
+// String returns the model's name.
+func (m FiringModel) String() string {
+	switch m {
+	case FiringInterval:
+		return "interval"
+	case FiringStop:
+		return "stop"
+	}
+	return fmt.Sprintf("FiringModel(%d)", int(m))
 }
 
 // Defaults of Config.
@@ -128,6 +162,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("sim: CallsInFlight must be at least 1, got %d", c.CallsInFlight)
 	case c.MaxBuffered < 0:
 		return fmt.Errorf("sim: MaxBuffered must not be negative, got %d", c.MaxBuffered)
+	case c.Firing != FiringInterval && c.Firing != FiringStop:
+		return fmt.Errorf("sim: unknown Firing %v", c.Firing)
 	}
 	return nil
 }

@@ -48,7 +48,9 @@ type group struct {
 	// The current firing.
 	firing    bool
 	fireAt    time.Duration // its timer
-	now       time.Duration // time of its next decision or last event
+	deadline  time.Duration // FiringInterval: no decision from then on
+	now       time.Duration // time of its last event
+	resume    time.Duration // earliest time of its next decision (a start jitter, a wait)
 	budget    int           // decisions left
 	deciding  bool          // false once it stopped deciding
 	postponed bool
@@ -69,10 +71,15 @@ func (g *group) next() time.Duration { return min(g.nextArrival, g.wake()) }
 // wake returns the time of the group's next event other than an arrival.
 func (g *group) wake() time.Duration {
 	switch {
-	case g.firing && g.deciding && g.inFlight() < g.r.cfg.CallsInFlight:
-		return g.now
 	case g.firing:
-		return g.flight[g.fh].answer
+		w := Never
+		if g.fh < len(g.flight) {
+			w = g.flight[g.fh].answer
+		}
+		if g.deciding && g.inFlight() < g.r.cfg.CallsInFlight {
+			w = min(w, g.resume)
+		}
+		return w
 	case g.armed:
 		return g.timer
 	}
@@ -86,16 +93,10 @@ func (g *group) step() error {
 		return nil
 	}
 	t := g.wake()
-	switch {
-	case !g.firing:
-		g.startFiring(t)
-		if g.now > t {
-			return nil // the first decision comes after the start jitter
-		}
-	case g.deciding && g.inFlight() < g.r.cfg.CallsInFlight:
-		// The first decision of a firing, after its start jitter.
-	default:
+	if g.firing {
 		g.answer(t)
+	} else {
+		g.startFiring(t)
 	}
 	if err := g.decide(); err != nil {
 		return err
@@ -133,7 +134,8 @@ func (g *group) arrive(t time.Duration) {
 func (g *group) startFiring(t time.Duration) {
 	r := g.r
 	g.armed = false
-	g.firing, g.fireAt, g.now = true, t, t
+	g.firing, g.fireAt, g.now, g.resume = true, t, t, t
+	g.deadline = t + r.cfg.BatchInterval
 	g.deciding, g.postponed = true, false
 	g.budget = r.cfg.BatchSize
 	g.expire(t)
@@ -149,7 +151,7 @@ func (g *group) startFiring(t time.Duration) {
 	}
 	g.held = keep
 	if r.cfg.StartJitter > 0 && (g.head < len(g.fresh) || len(g.ready) > 0) {
-		g.now += time.Duration(g.jitter.Float64() * float64(r.cfg.StartJitter))
+		g.resume += time.Duration(g.jitter.Float64() * float64(r.cfg.StartJitter))
 	}
 }
 
@@ -192,12 +194,18 @@ func (g *group) peek() (arrived time.Duration, fromFresh, ok bool) {
 	return 0, false, false
 }
 
-// decide makes the firing's decisions until it waits for a call slot or
-// stops.
+// MinWait is the shortest wait inside a firing after a Postpone (with
+// FiringInterval): a policy postponing to a time less than MinWait away
+// waits MinWait.
+const MinWait = time.Millisecond
+
+// decide makes the firing's decisions, at g.now, until it waits (for a call
+// slot, or for the time a Postpone asked for) or stops.
 func (g *group) decide() error {
 	r := g.r
-	for g.firing && g.deciding && g.inFlight() < r.cfg.CallsInFlight {
-		if g.budget == 0 {
+	interval := r.cfg.Firing == FiringInterval
+	for g.firing && g.deciding && g.inFlight() < r.cfg.CallsInFlight && g.resume <= g.now {
+		if g.budget == 0 || interval && g.now >= g.deadline {
 			g.deciding = false
 			break
 		}
@@ -208,9 +216,14 @@ func (g *group) decide() error {
 		}
 		d := g.pol.Decide(r.start.Add(g.now), g.inFlight())
 		if d.Verdict == adaptive.Postpone {
-			g.deciding, g.postponed = false, true
-			g.rearmAt = max(d.RetryAt.Sub(r.start), g.now+r.cfg.Tick)
 			r.series.Postponed[r.second(g.now)]++
+			retry := d.RetryAt.Sub(r.start)
+			if interval && retry < g.deadline {
+				g.resume = max(retry, g.now+MinWait)
+				continue
+			}
+			g.deciding, g.postponed = false, true
+			g.rearmAt = max(retry, g.now+r.cfg.Tick)
 			break
 		}
 		if fromFresh {

@@ -120,15 +120,16 @@ func TestGroupLoop(t *testing.T) {
 			outcomes:  sim.Outcomes{Arrived: 2, Success: 2},
 		},
 		{
-			name: "a postpone fires again a tick later at the earliest", arrivals: at(1, 0),
+			name: "stop: a postpone fires again a tick later at the earliest", arrivals: at(1, 0),
+			cfg:       sim.Config{Firing: sim.FiringStop},
 			decide:    postponeFirst(0, 1010*ms),
 			decisions: []decision{{sec, 0}, {sec + sim.DefaultTick, 0}},
 			records:   []record{{sec + sim.DefaultTick, sec + sim.DefaultTick, adaptive.Accepted, 0}},
 			outcomes:  sim.Outcomes{Arrived: 1, Success: 1},
 		},
 		{
-			name: "a postpone waits for the calls in flight", arrivals: at(3, 0),
-			cfg:    sim.Config{Latency: 300 * ms, CallsInFlight: 2},
+			name: "stop: a postpone waits for the calls in flight", arrivals: at(3, 0),
+			cfg:    sim.Config{Latency: 300 * ms, CallsInFlight: 2, Firing: sim.FiringStop},
 			decide: postponeFirst(1, 1100*ms),
 			// The firing ends at 1.3 s, after its RetryAt: the next one
 			// starts then.
@@ -136,6 +137,36 @@ func TestGroupLoop(t *testing.T) {
 			records: []record{{1300 * ms, sec, adaptive.Accepted, 0}, {1600 * ms, 1300 * ms, adaptive.Accepted, 0},
 				{1600 * ms, 1300 * ms, adaptive.Accepted, 0}},
 			outcomes: sim.Outcomes{Arrived: 3, Success: 3},
+		},
+		{
+			name: "a postpone within the batch interval waits inside the firing", arrivals: []time.Duration{0, 0, 1100 * ms},
+			decide: postponeFirst(0, 1300*ms),
+			// The third element arrived after the firing's timer: it waits
+			// for the next firing.
+			decisions: []decision{{sec, 0}, {1300 * ms, 0}, {1300 * ms, 0}, {2 * sec, 0}},
+			outcomes:  sim.Outcomes{Arrived: 3, Success: 3},
+		},
+		{
+			name: "a postpone closer than MinWait waits MinWait", arrivals: at(1, 0),
+			decide:    postponeFirst(0, sec),
+			decisions: []decision{{sec, 0}, {sec + sim.MinWait, 0}},
+			outcomes:  sim.Outcomes{Arrived: 1, Success: 1},
+		},
+		{
+			name: "answers are recorded while a firing waits", arrivals: at(3, 0),
+			cfg: sim.Config{Latency: 100 * ms, CallsInFlight: 2}, decide: postponeFirst(1, 1250*ms),
+			decisions: []decision{{sec, 0}, {sec, 1}, {1250 * ms, 0}, {1250 * ms, 1}},
+			records: []record{{1100 * ms, sec, adaptive.Accepted, 0}, {1350 * ms, 1250 * ms, adaptive.Accepted, 0},
+				{1350 * ms, 1250 * ms, adaptive.Accepted, 0}},
+			outcomes: sim.Outcomes{Arrived: 3, Success: 3},
+		},
+		{
+			name: "a firing decides for one batch interval at most", arrivals: at(5, 0),
+			cfg: sim.Config{Latency: 300 * ms}, decide: send,
+			// The answer of 2.2 s comes after the interval: the next firing,
+			// due at 2 s, starts then.
+			decisions: []decision{{sec, 0}, {1300 * ms, 0}, {1600 * ms, 0}, {1900 * ms, 0}, {2200 * ms, 0}},
+			outcomes:  sim.Outcomes{Arrived: 5, Success: 5},
 		},
 		{
 			name: "a firing waits for a free call slot", arrivals: at(7, 0),
@@ -231,8 +262,8 @@ func TestGroupLoop(t *testing.T) {
 			outcomes: sim.Outcomes{Arrived: 3, Success: 3},
 		},
 		{
-			name: "a firing that ran past its period is followed at once", arrivals: at(13, 0),
-			cfg: sim.Config{Latency: 100 * ms, BatchSize: 12}, decide: send,
+			name: "stop: a firing that ran past its period is followed at once", arrivals: at(13, 0),
+			cfg: sim.Config{Latency: 100 * ms, BatchSize: 12, Firing: sim.FiringStop}, decide: send,
 			// Twelve calls of 100 ms: the firing of 1 s ends at 2.2 s.
 			decisions: append(steps(12, sec, 100*ms), decision{2200 * ms, 0}),
 			outcomes:  sim.Outcomes{Arrived: 13, Success: 13},

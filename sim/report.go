@@ -209,22 +209,23 @@ seed sweep (%s) gives the median and worst case over other seeds.
 
 ## Setup
 
-- **Transform model**: each group runs the batch loop of the transform with its own
-  policy: a queue; a timer that fires %s after an element arrives in an empty group;
-  a firing rejects what waited longer than the maximum wait, then asks the policy about
-  up to %d eligible elements in order of arrival (Send; Postpone: end the firing and
-  fire again at the policy's time, at least %s later; Reject), with at most the
-  calls in flight of the case busy at once and %s of random start-up delay. A 429
-  puts its element back in the queue, eligible after the Retry-After if any; it ends
-  server-throttled only when it has waited too long. The firing ends when its calls
-  are answered, and the next one comes %s after it began (or at once if it ran longer).
-  See the package documentation of sim for the exact loop. The batch size is high so
-  that the loop does not limit throughput; the maximum wait (%s, the simulator's
-  choice) is checked when a firing starts, so with slow calls a firing of a policy
-  that never postpones can last minutes and its elements wait longer.
+- **Transform model**: each group runs the batch loop of the transform of issue 13
+  (docs/design/postponement.md) with its own policy: a queue; a timer that fires %s
+  after an element arrives in an empty group; a firing rejects what waited longer than
+  the maximum wait, then, for at most one batch interval, asks the policy about up to
+  %d eligible elements in order of arrival: Send; Postpone (to a time within the
+  interval: the firing waits for it, so sends are spread at the policy's pace; later:
+  the firing ends and the timer is set to that time, at least %s on); Reject. At most
+  the calls in flight of the case are busy at once, and a firing starts with up to %s
+  of random delay. A 429 puts its element back in the queue, eligible after the
+  Retry-After if any; it ends server-throttled only when it has waited too long. The
+  firing ends when its calls are answered, and the next one comes %s after it began (or
+  at once if it ran longer). See the package documentation of sim for the exact loop.
+  The batch size is high so that the loop does not limit throughput; the maximum wait
+  (%s, the simulator's choice) is checked when a firing starts.
 - **Per-element model** (the last family): the loop of the transform before
-  postponement: a 429 is final (server-throttled), no maximum wait; these are the
-  scenarios and goals of issue 5.
+  postponement: a 429 is final (server-throttled), no maximum wait, no time bound on
+  a firing; these are the scenarios and goals of issue 5.
 - **Backends**: capacity 100 requests/s, but %d requests/s for the strict limiters (as
   in issue 13's measurements). Fixed windows are aligned to the start of the run. A
   Retry-After, when sent, is the wait until a request would be accepted rounded up

@@ -53,16 +53,21 @@
 //     before the Retry-After of their last 429) from the head of the queue,
 //     in order of arrival, and asks the Policy about each: Decide(now,
 //     calls in flight). Send sends it; Reject client-rejects it (final);
-//     Postpone ends the firing's decisions and sets the next firing to
-//     max(Decision.RetryAt, now + Config.Tick).
+//     Postpone keeps it at the head. With FiringInterval (the default, the
+//     transform of issue 13) a firing decides until t + BatchInterval: a
+//     Postpone to a time before then waits for it inside the firing, one
+//     to a later time ends the decisions and sets the next firing to
+//     max(Decision.RetryAt, now + Config.Tick). With FiringStop a firing
+//     has no time bound and every Postpone ends its decisions that way.
 //   - A group has at most Config.CallsInFlight calls in flight: when all
 //     are busy the firing waits for the earliest answer. An answer comes
-//     Config.Latency after its call and is passed to Policy.Record.
-//     Accepted is a success. Throttled (429) puts the element back in the
-//     queue, in its place by arrival, eligible again after the answer's
-//     Retry-After (at once if none); it becomes final (server-throttled)
-//     only through MaxWait, or at once with Config.FinalThrottled (the
-//     per-element model of the transform before postponement).
+//     Config.Latency after its call and is passed to Policy.Record at
+//     once, also while the firing waits. Accepted is a success. Throttled
+//     (429) puts the element back in the queue, in its place by arrival,
+//     eligible again after the answer's Retry-After (at once if none); it
+//     becomes final (server-throttled) only through MaxWait, or at once
+//     with Config.FinalThrottled (the per-element model of the transform
+//     before postponement).
 //   - A firing ends when its decisions have stopped and its calls are
 //     answered (a DoFn returns with its outputs). If the queue is not empty
 //     the timer is then set: after a Postpone as above, otherwise to the

@@ -13,29 +13,37 @@ import (
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
-// testSuite is the default suite without the no-throttle algorithm, which
-// costs more than all the others together (it sends every queued element
-// at every firing), plus the no-throttle algorithm in the steady cases of
-// the matrix without latency.
+// testSuites are the runs the tests read: the matrix with the oracle, the
+// paced mode and SRE (the transform's default); the classic scenarios with
+// every algorithm but no throttle, which costs more than all the others
+// together (it sends every queued element at every firing); and no
+// throttle in the steady cases of the matrix without latency, for G = 1
+// and 8.
 func testSuites() []sim.Suite {
-	s := sim.DefaultSuite()
-	var algs, none []sim.Algorithm
-	for _, a := range s.Algorithms {
-		if a.Name == sim.None {
+	var matrixAlgs, classicAlgs, none []sim.Algorithm
+	for _, a := range sim.Algorithms() {
+		switch a.Name {
+		case sim.None:
 			none = append(none, a)
-		} else {
-			algs = append(algs, a)
+		case sim.Oracle, sim.Paced, sim.SREFixedK2:
+			matrixAlgs = append(matrixAlgs, a)
+			classicAlgs = append(classicAlgs, a)
+		default:
+			classicAlgs = append(classicAlgs, a)
 		}
 	}
-	s.Algorithms = algs
-	var cases []sim.Case
-	for _, c := range s.Cases {
+	var steady []sim.Case
+	for _, c := range sim.MatrixCases() {
 		switch c.Family {
 		case sim.FamilyTokenBucket, sim.FamilyFixed, sim.FamilyStrict, sim.FamilyCompetitor:
-			cases = append(cases, c)
+			steady = append(steady, c)
 		}
 	}
-	return []sim.Suite{s, {Cases: cases, Algorithms: none, Groups: []int{1, 8}}}
+	return []sim.Suite{
+		{Cases: sim.MatrixCases(), Algorithms: matrixAlgs, Groups: sim.MatrixGroups},
+		{Cases: append(sim.ClassicCases(), sim.PerElementCases()...), Algorithms: classicAlgs, Groups: sim.ClassicGroups},
+		{Cases: steady, Algorithms: none, Groups: []int{1, 8}},
+	}
 }
 
 // suiteResults runs the test suites once for all the tests that read them.
@@ -292,11 +300,14 @@ func TestPacedGoals(t *testing.T) {
 // MarshalBinary and UnmarshalBinary: a run that saves and restores it
 // after every firing, as the transform does, is the same run.
 func TestPersist(t *testing.T) {
-	cases := []string{"fixed-5s", "quota-rise"}
-	for _, name := range cases {
-		c := caseOf(t, name)
-		c.Scenario.Duration = 6 * time.Minute
+	rise := caseOf(t, "quota-rise")
+	rise.Scenario.Duration, rise.Scenario.Phases[1].At = 3*time.Minute, 90*time.Second
+	for _, c := range []sim.Case{caseOf(t, "fixed-5s"), rise} {
 		for _, alg := range sim.Algorithms() {
+			switch alg.Name {
+			case sim.None, sim.Oracle, sim.SREK11:
+				continue // stateless, or a Throttler like the others
+			}
 			cfg := c.Config
 			cfg.Groups = 8
 			plain, err := sim.Run(c.Scenario, alg, cfg)
@@ -310,7 +321,7 @@ func TestPersist(t *testing.T) {
 			}
 			if !slices.Equal(plain.Series.Accepted, saved.Series.Accepted) || !slices.Equal(plain.Series.Sent, saved.Series.Sent) ||
 				plain.Outcomes != saved.Outcomes {
-				t.Errorf("%s/%s: a run with Persist differs: outcomes %+v, without %+v", name, alg.Name, saved.Outcomes, plain.Outcomes)
+				t.Errorf("%s/%s: a run with Persist differs: outcomes %+v, without %+v", c.Name, alg.Name, saved.Outcomes, plain.Outcomes)
 			}
 		}
 	}
