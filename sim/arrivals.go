@@ -65,4 +65,5 @@ const (
 	streamJitter     = 2
 	streamPolicy     = 3
 	streamCompetitor = 4
+	streamOrder      = 5 // of events at the same time
 )

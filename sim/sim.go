@@ -76,9 +76,10 @@
 //     already past fires at once.
 //
 // All events (arrivals, firings, answers, the competitor's requests) are
-// processed in global time order, so groups and competitor share the
-// backend as concurrent clients would. Arrivals, start delays, policies'
-// random numbers and the competitor come from separate seeded streams.
+// processed in global time order, events at the same time in a random
+// order, so groups and competitor share the backend as concurrent clients
+// would. Arrivals, start delays, policies' random numbers, the competitor
+// and that order come from separate seeded streams.
 //
 // # Metrics
 //
@@ -95,6 +96,7 @@ package sim
 import (
 	"container/heap"
 	"math"
+	"math/rand/v2"
 	"time"
 )
 
@@ -223,11 +225,15 @@ type actor interface {
 	step() error
 }
 
-// actors orders actors by their next event, then by index.
+// actors orders actors by their next event; events at the same time come
+// in a random order, drawn afresh whenever an actor is rescheduled, so no
+// group always goes first (as among concurrent clients; the order is
+// seeded with the run).
 type actors struct {
-	a  []actor
-	at []time.Duration
-	ix []int
+	a   []actor
+	at  []time.Duration
+	tie []uint64
+	rnd *rand.Rand
 }
 
 func (q *actors) Len() int { return len(q.a) }
@@ -235,19 +241,27 @@ func (q *actors) Less(i, j int) bool {
 	if q.at[i] != q.at[j] {
 		return q.at[i] < q.at[j]
 	}
-	return q.ix[i] < q.ix[j]
+	return q.tie[i] < q.tie[j]
 }
 func (q *actors) Swap(i, j int) {
 	q.a[i], q.a[j] = q.a[j], q.a[i]
 	q.at[i], q.at[j] = q.at[j], q.at[i]
-	q.ix[i], q.ix[j] = q.ix[j], q.ix[i]
+	q.tie[i], q.tie[j] = q.tie[j], q.tie[i]
 }
-func (q *actors) Push(any) { panic("unused") }
-func (q *actors) Pop() any { panic("unused") }
+
+// Push and Pop are not used: the set of actors is fixed.
+func (q *actors) Push(any) { panic("sim: actors.Push") }
+func (q *actors) Pop() any { panic("sim: actors.Pop") }
+
 func (q *actors) add(a actor) {
-	q.a, q.at, q.ix = append(q.a, a), append(q.at, a.next()), append(q.ix, len(q.ix))
+	q.a, q.at, q.tie = append(q.a, a), append(q.at, a.next()), append(q.tie, q.rnd.Uint64())
 }
-func (q *actors) first() actor { return q.a[0] }
+
+// reschedule updates the first actor's time after it stepped.
+func (q *actors) reschedule() {
+	q.at[0], q.tie[0] = q.a[0].next(), q.rnd.Uint64()
+	heap.Fix(q, 0)
+}
 
 // Run simulates scenario sc with algorithm alg.
 func Run(sc Scenario, alg Algorithm, cfg Config) (Result, error) {
@@ -274,7 +288,7 @@ func Run(sc Scenario, alg Algorithm, cfg Config) (Result, error) {
 		r.overloaded[i] = at >= sc.WarmUp && sc.Phases[sc.phaseAt(at)].overloaded()
 	}
 
-	var q actors
+	q := actors{rnd: stream(cfg.Seed, 0, streamOrder)}
 	groups := make([]*group, cfg.Groups)
 	perGroup := cfg.Capacity / float64(cfg.Groups)
 	next := r.backend.NextAvailable
@@ -307,11 +321,10 @@ func Run(sc Scenario, alg Algorithm, cfg Config) (Result, error) {
 	}
 	heap.Init(&q)
 	for q.at[0] < r.end {
-		if err := q.first().step(); err != nil {
+		if err := q.a[0].step(); err != nil {
 			return Result{}, err
 		}
-		q.at[0] = q.first().next()
-		heap.Fix(&q, 0)
+		q.reschedule()
 	}
 
 	for _, g := range groups {
