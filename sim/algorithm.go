@@ -46,6 +46,7 @@ var (
 	_ adaptive.Policy = (*original)(nil)
 	_ adaptive.Policy = none{}
 	_ adaptive.Policy = oracle{}
+	_ adaptive.Policy = (*adaptive.Pacer)(nil)
 )
 
 // Names of the standard algorithms.
@@ -54,16 +55,22 @@ const (
 	SREFixedK2 = "sre-fixed-k2"
 	SREK2      = "sre-k2"
 	SREK11     = "sre-k1.1"
-	Paced      = "paced"
-	None       = "none"
-	Oracle     = "oracle"
+	Pacer      = "pacer"
+	// PacedThrottler is the paced mode of issue 5, an adaptive.Throttler
+	// in ModePaced, that sends or rejects (the transform's paced mode now
+	// uses the Pacer).
+	PacedThrottler = "paced-throttler"
+	None           = "none"
+	Oracle         = "oracle"
 )
 
-// Algorithms returns the standard algorithms of the classic scenarios.
-// The SRE and paced ones are today's per-element throttles behind a Policy
-// that never postpones (see AdaptiveAlgorithm).
+// Algorithms returns the standard algorithms: the pacer as the transform's
+// paced mode builds it, the per-element throttles (SRE, the paced mode of
+// issue 5, the original tool's) behind a Policy that never postpones (see
+// AdaptiveAlgorithm), no throttle and the oracle.
 func Algorithms() []Algorithm {
 	return []Algorithm{
+		PacerAlgorithm(),
 		OriginalAlgorithm(),
 		AdaptiveAlgorithm(SREFixedK2, "SRE, K=2, all requests counted, fixed 1-minute window (the transform's default)",
 			adaptive.Config{K: 2, Window: adaptive.FixedReset}),
@@ -71,10 +78,27 @@ func Algorithms() []Algorithm {
 			adaptive.Config{K: 2, Window: adaptive.Sliding}),
 		AdaptiveAlgorithm(SREK11, "SRE, K=1.1, sliding 2-minute window in 1 s buckets",
 			adaptive.Config{K: 1.1, Window: adaptive.Sliding}),
-		AdaptiveAlgorithm(Paced, "adaptive.ModePaced with default settings",
+		AdaptiveAlgorithm(PacedThrottler, "the paced mode of issue 5: an adaptive.Throttler in ModePaced with default settings, which sends or rejects",
 			adaptive.Config{Mode: adaptive.ModePaced}),
 		NoneAlgorithm(),
 		OracleAlgorithm(),
+	}
+}
+
+// PacerAlgorithm is adaptive.Pacer as the transform's paced mode builds it
+// (transforms/throttle: PacerConfig{Groups: the number of groups}): it
+// spaces sends at its rate and postpones the rest; it never rejects.
+func PacerAlgorithm() Algorithm {
+	return Algorithm{
+		Name:        Pacer,
+		Description: "adaptive.Pacer as the transform's paced mode builds it (PacerConfig{Groups: G}): postpones, never rejects",
+		New: func(e Env) adaptive.Policy {
+			p, err := adaptive.NewPacer(adaptive.PacerConfig{Groups: e.Groups})
+			if err != nil {
+				panic(fmt.Sprintf("sim.PacerAlgorithm: %v", err)) // Groups ≥ 1 is valid
+			}
+			return p
+		},
 	}
 }
 

@@ -194,6 +194,10 @@ func ClassicCases() []Case {
 	return cs
 }
 
+// PerElementAlgorithms are the standard algorithms of the per-element
+// model: those that never postpone, and the oracle as the limit.
+var PerElementAlgorithms = []string{Original, SREFixedK2, SREK2, SREK11, PacedThrottler, None, Oracle}
+
 // PerElementCases returns the six classic scenarios in the per-element
 // model (Config.FinalThrottled, FiringStop, no MaxWait: each element is
 // decided on and sent at most once, as the transform did before
@@ -213,7 +217,7 @@ func PerElementCases() []Case {
 		cfg := DefaultConfig(1)
 		cfg.FinalThrottled, cfg.Firing = true, FiringStop
 		cs = append(cs, Case{Name: sc.Name + "/per-element", Family: FamilyPerElement, Title: sc.Title, Scenario: sc,
-			Config: cfg, Goal: goals[sc.Name]})
+			Config: cfg, Goal: goals[sc.Name], Algorithms: PerElementAlgorithms})
 	}
 	return cs
 }

@@ -21,7 +21,7 @@ func ExampleRun() {
 	cfg := sim.DefaultConfig(1)
 	cfg.FinalThrottled = true
 	for _, alg := range sim.Algorithms() {
-		if alg.Name != sim.SREK2 && alg.Name != sim.Paced {
+		if alg.Name != sim.SREK2 && alg.Name != sim.PacedThrottler {
 			continue
 		}
 		r, err := sim.Run(sc, alg, cfg)
@@ -29,11 +29,11 @@ func ExampleRun() {
 			panic(err)
 		}
 		m := r.Metrics
-		fmt.Printf("%-6s utilisation %3.0f%%  waste %2.0f%%\n", alg.Name, 100*m.Utilisation, 100*m.Waste)
+		fmt.Printf("%-15s utilisation %3.0f%%  waste %2.0f%%\n", alg.Name, 100*m.Utilisation, 100*m.Waste)
 	}
 	// Output:
-	// sre-k2 utilisation 100%  waste 50%
-	// paced  utilisation 100%  waste  3%
+	// sre-k2          utilisation 100%  waste 50%
+	// paced-throttler utilisation 100%  waste  3%
 }
 
 // A fixed window of 5 s with no Retry-After, shared with an uncontrolled

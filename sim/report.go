@@ -225,7 +225,8 @@ seed sweep (%s) gives the median and worst case over other seeds.
   (%s, the simulator's choice) is checked when a firing starts.
 - **Per-element model** (the last family): the loop of the transform before
   postponement: a 429 is final (server-throttled), no maximum wait, no time bound on
-  a firing; these are the scenarios and goals of issue 5.
+  a firing, and any Postpone ends the firing; these are the scenarios and goals of
+  issue 5.
 - **Backends**: capacity 100 requests/s, but %d requests/s for the strict limiters (as
   in issue 13's measurements). Fixed windows are aligned to the start of the run. A
   Retry-After, when sent, is the wait until a request would be accepted rounded up
@@ -251,8 +252,9 @@ seed sweep (%s) gives the median and worst case over other seeds.
   final; its ideal time is elements ÷ min(capacity, G × calls in flight ÷ latency).
 - **Goals** are issue 13's targets (issue 5's for the per-element model); a goal
   missed is stated with what the run got.
-- **Algorithms** (the SRE and paced ones are today's per-element throttles: they send
-  or reject, never postpone; a rejected element is client-rejected):
+- **Algorithms** (all but the pacer and the oracle are per-element throttles: they
+  send or reject, never postpone, and a rejected element is client-rejected; the
+  per-element model runs only those and the oracle):
 `, "`"+command+"`", seed, "`make simsweep`, [sweep.md](sweep.md)", spaced(c.BatchInterval), c.BatchSize, spaced(c.Tick),
 		spaced(c.StartJitter), spaced(c.BatchInterval), spaced(MatrixMaxWait), StrictCapacity)
 	for _, a := range s.Algorithms {

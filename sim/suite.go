@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 )
 
@@ -24,6 +25,9 @@ type Case struct {
 	Goal   Goal
 	// Groups, if set, replaces the Suite's Groups for this case.
 	Groups []int
+	// Algorithms, if set, names the only algorithms of the Suite to run on
+	// this case.
+	Algorithms []string
 }
 
 // Suite is a set of runs: every case with every algorithm for every number
@@ -86,6 +90,9 @@ func (s Suite) Run() ([]Result, error) {
 		}
 		for _, g := range groups {
 			for _, alg := range s.Algorithms {
+				if c.Algorithms != nil && !slices.Contains(c.Algorithms, alg.Name) {
+					continue
+				}
 				cfg := c.Config
 				cfg.Groups, cfg.Seed = g, s.Seed
 				jobs = append(jobs, job{len(jobs), c, alg, cfg})
