@@ -292,6 +292,10 @@ func writeGlance(b *strings.Builder, s Suite, results []Result) {
 					}
 				}
 			}
+			if n == 0 {
+				b.WriteString(" – |")
+				continue
+			}
 			fmt.Fprintf(b, " %d / %d |", met, n)
 		}
 		b.WriteString("\n")
