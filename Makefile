@@ -8,7 +8,7 @@ PKGS     := ./...
 RACE_PKGS := ./transforms/adaptive/... ./clientcall/... ./testserver/... ./cmd/quotaserver/...
 BENCHTIME ?= 1s
 
-.PHONY: all build test test-deps bench gobench sim livebench load soak fuzz lint fmt vet staticcheck vuln run template-binary clean
+.PHONY: all build test test-deps bench gobench sim simsweep livebench load soak fuzz lint fmt vet staticcheck vuln run template-binary clean
 
 all: build
 
@@ -28,8 +28,8 @@ test: test-deps
 	$(GO) test -race -count=1 $(RACE_PKGS)
 	CGO_ENABLED=0 GOFLAGS="$$($(GO) env GOFLAGS) -trimpath" $(GO) test -count=1 $(PKGS)
 
-# Everything measured: Go benchmarks, the simulator, and the real-time runs.
-bench: gobench sim livebench
+# Everything measured: Go benchmarks, the simulator and its seed sweep, and the real-time runs.
+bench: gobench sim simsweep livebench
 
 gobench:
 	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) $(PKGS)
@@ -51,6 +51,11 @@ soak:
 # The deterministic throttling simulator: tables on stdout, docs/sim/results.md and plots.
 sim:
 	$(GO) run ./cmd/simulate -out docs/sim
+
+# The simulator's suite over SIM_SEEDS seeds: median and worst case per metric, docs/sim/sweep.md.
+SIM_SEEDS ?= 20
+simsweep:
+	$(GO) run ./cmd/simulate -sweep $(SIM_SEEDS) -out docs/sim
 
 # Longer fuzzing runs (make test runs only the seed corpora).
 FUZZTIME ?= 30s

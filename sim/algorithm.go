@@ -1,36 +1,32 @@
 package sim
 
 import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
-// epoch is the wall-clock time at which every simulated run starts, as
-// seen by the throttles.
-var epoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// Throttle is the throttle of one group, driven by simulated time: at is
-// the time since the start of the run. The simulator calls Decide for every
-// element, and for an allowed one Record when the answer arrives, then
-// RecordRetryAfter if the backend rejected it with a Retry-After (and
-// Config.RetryAfter is set).
-type Throttle interface {
-	Decide(at time.Duration) bool
-	Record(at time.Duration, o adaptive.Outcome)
-	RecordRetryAfter(at, d time.Duration)
-}
-
-// Env is what an Algorithm gets to build the Throttle of one group.
+// Env is what an Algorithm gets to build the Policy of one group.
 type Env struct {
 	// Group is the group's number in [0, Groups).
 	Group, Groups int
 	// Rand returns uniform values in [0, 1), seeded per run and group.
 	Rand func() float64
-	// Available reports whether the backend would accept a request at at.
-	// Only an oracle may use it.
-	Available func(at time.Duration) bool
+	// Start is the wall-clock time of the run's start, as the policy sees
+	// it: simulated time d is Start.Add(d).
+	Start time.Time
+	// BatchInterval, CallsInFlight and Tick are the run's Config values
+	// (with defaults applied), as the transform would pass its options.
+	BatchInterval time.Duration
+	CallsInFlight int
+	Tick          time.Duration
+	// NextAvailable is the backend's Backend.NextAvailable, for oracles
+	// only: no real client knows it.
+	NextAvailable func(at time.Duration) time.Duration
 }
 
 // Algorithm is a throttling algorithm under test.
@@ -39,9 +35,19 @@ type Algorithm struct {
 	Name string
 	// Description says what it is, in one line.
 	Description string
-	// New returns the throttle of one group.
-	New func(Env) Throttle
+	// New returns the Policy of one group. With Config.Persist it is also
+	// called after every firing, to restore the saved state into.
+	New func(Env) adaptive.Policy
 }
+
+// The standard policies.
+var (
+	_ adaptive.Policy = throttler{}
+	_ adaptive.Policy = (*original)(nil)
+	_ adaptive.Policy = none{}
+	_ adaptive.Policy = oracle{}
+	_ adaptive.Policy = (*adaptive.Pacer)(nil)
+)
 
 // Names of the standard algorithms.
 const (
@@ -49,44 +55,58 @@ const (
 	SREFixedK2 = "sre-fixed-k2"
 	SREK2      = "sre-k2"
 	SREK11     = "sre-k1.1"
-	Paced      = "paced"
-	None       = "none"
-	Oracle     = "oracle"
+	Pacer      = "pacer"
+	// PacedThrottler is the paced mode of issue 5, an adaptive.Throttler
+	// in ModePaced, that sends or rejects (the transform's paced mode now
+	// uses the Pacer).
+	PacedThrottler = "paced-throttler"
+	None           = "none"
+	Oracle         = "oracle"
 )
 
-// Algorithms returns the standard algorithms of the report.
+// Algorithms returns the standard algorithms: the pacer as the transform's
+// paced mode builds it, the per-element throttles (SRE, the paced mode of
+// issue 5, the original tool's) behind a Policy that never postpones (see
+// AdaptiveAlgorithm), no throttle and the oracle.
 func Algorithms() []Algorithm {
 	return []Algorithm{
-		{
-			Name:        Original,
-			Description: "the original tool: SRE formula with K=2 over requests sent only, counters reset every minute",
-			New: func(e Env) Throttle {
-				return &original{k: 2, window: int64(time.Minute), rnd: e.Rand}
-			},
-		},
+		PacerAlgorithm(),
+		OriginalAlgorithm(),
 		AdaptiveAlgorithm(SREFixedK2, "SRE, K=2, all requests counted, fixed 1-minute window (the transform's default)",
 			adaptive.Config{K: 2, Window: adaptive.FixedReset}),
 		AdaptiveAlgorithm(SREK2, "SRE, K=2, sliding 2-minute window in 1 s buckets",
 			adaptive.Config{K: 2, Window: adaptive.Sliding}),
 		AdaptiveAlgorithm(SREK11, "SRE, K=1.1, sliding 2-minute window in 1 s buckets",
 			adaptive.Config{K: 1.1, Window: adaptive.Sliding}),
-		AdaptiveAlgorithm(Paced, "adaptive.ModePaced with default settings",
+		AdaptiveAlgorithm(PacedThrottler, "the paced mode of issue 5: an adaptive.Throttler in ModePaced with default settings, which sends or rejects",
 			adaptive.Config{Mode: adaptive.ModePaced}),
-		{
-			Name:        None,
-			Description: "no throttle: every element is sent",
-			New:         func(Env) Throttle { return none{} },
-		},
-		{
-			Name:        Oracle,
-			Description: "knows the backend: sends exactly when it would accept (the limit)",
-			New:         func(e Env) Throttle { return oracle{e.Available} },
+		NoneAlgorithm(),
+		OracleAlgorithm(),
+	}
+}
+
+// PacerAlgorithm is adaptive.Pacer as the transform's paced mode builds it
+// (transforms/throttle: PacerConfig{Groups: the number of groups}): it
+// spaces sends at its rate and postpones the rest; it never rejects.
+func PacerAlgorithm() Algorithm {
+	return Algorithm{
+		Name:        Pacer,
+		Description: "adaptive.Pacer as the transform's paced mode builds it (PacerConfig{Groups: G}): postpones, never rejects",
+		New: func(e Env) adaptive.Policy {
+			p, err := adaptive.NewPacer(adaptive.PacerConfig{Groups: e.Groups})
+			if err != nil {
+				panic(fmt.Sprintf("sim.PacerAlgorithm: %v", err)) // Groups ≥ 1 is valid
+			}
+			return p
 		},
 	}
 }
 
 // AdaptiveAlgorithm returns an Algorithm running an adaptive.Throttler with
-// cfg in every group. It panics if cfg is invalid.
+// cfg in every group, in the per-element model: its Policy sends when the
+// Throttler allows and rejects otherwise, never postpones, and passes a
+// 429's Retry-After on (RecordRetryAfter). Its state is the Throttler's
+// State in JSON. It panics if cfg is invalid.
 func AdaptiveAlgorithm(name, description string, cfg adaptive.Config) Algorithm {
 	if err := cfg.Validate(); err != nil {
 		panic(fmt.Sprintf("sim.AdaptiveAlgorithm: %v", err))
@@ -94,7 +114,7 @@ func AdaptiveAlgorithm(name, description string, cfg adaptive.Config) Algorithm 
 	return Algorithm{
 		Name:        name,
 		Description: description,
-		New: func(e Env) Throttle {
+		New: func(e Env) adaptive.Policy {
 			t, err := adaptive.New(cfg, e.Rand)
 			if err != nil {
 				panic(err) // validated above
@@ -104,22 +124,54 @@ func AdaptiveAlgorithm(name, description string, cfg adaptive.Config) Algorithm 
 	}
 }
 
-// throttler adapts an adaptive.Throttler.
+// throttler adapts an adaptive.Throttler to a Policy that never postpones.
 type throttler struct{ t *adaptive.Throttler }
 
-func (a throttler) Decide(at time.Duration) bool {
-	allow, _ := a.t.Decide(epoch.Add(at))
-	return allow
+func (a throttler) Decide(now time.Time, inFlight int) adaptive.Decision {
+	allow, p := a.t.DecideWithPending(now, inFlight)
+	return verdict(allow, p)
 }
 
-func (a throttler) Record(at time.Duration, o adaptive.Outcome) { a.t.Record(epoch.Add(at), o) }
+func (a throttler) Record(now time.Time, ans adaptive.Answer) {
+	a.t.Record(now, ans.Outcome)
+	if ans.Outcome == adaptive.Throttled && ans.RetryAfter > 0 {
+		a.t.RecordRetryAfter(now, ans.RetryAfter)
+	}
+}
 
-func (a throttler) RecordRetryAfter(at, d time.Duration) { a.t.RecordRetryAfter(epoch.Add(at), d) }
+func (a throttler) MarshalBinary() ([]byte, error) { return json.Marshal(a.t.State()) }
 
-// original is the original tool's throttle: p = max(0, (sent − K·accepts) /
-// (sent + 1)) where only requests actually sent are counted, so local
-// rejections do not raise p, and both counters are zeroed every window,
-// starting at the first request.
+func (a throttler) UnmarshalBinary(data []byte) error {
+	var s adaptive.State
+	if err := json.Unmarshal(data, &s); err != nil {
+		return err
+	}
+	return a.t.SetState(s)
+}
+
+// verdict is Send if allow, else Reject.
+func verdict(allow bool, p float64) adaptive.Decision {
+	if allow {
+		return adaptive.Decision{Verdict: adaptive.Send, Probability: p}
+	}
+	return adaptive.Decision{Verdict: adaptive.Reject, Probability: p}
+}
+
+// OriginalAlgorithm is the original tool's throttle, in the per-element
+// model: p = max(0, (sent − 2·accepts) / (sent + 1)) where only requests
+// actually sent are counted, so local rejections do not raise p, and both
+// counters are zeroed every minute from the first request.
+func OriginalAlgorithm() Algorithm {
+	return Algorithm{
+		Name:        Original,
+		Description: "the original tool: SRE formula with K=2 over requests sent only, counters reset every minute",
+		New: func(e Env) adaptive.Policy {
+			return &original{k: 2, window: int64(time.Minute), rnd: e.Rand}
+		},
+	}
+}
+
+// original is the Policy of OriginalAlgorithm.
 type original struct {
 	k              float64
 	window         int64
@@ -129,8 +181,8 @@ type original struct {
 	sent, accepted int64
 }
 
-func (o *original) advance(at time.Duration) {
-	n := int64(at)
+func (o *original) advance(now time.Time) {
+	n := now.UnixNano()
 	if !o.started {
 		o.started, o.start = true, n
 	}
@@ -140,35 +192,98 @@ func (o *original) advance(at time.Duration) {
 	}
 }
 
-func (o *original) Decide(at time.Duration) bool {
-	o.advance(at)
+func (o *original) Decide(now time.Time, _ int) adaptive.Decision {
+	o.advance(now)
 	p := max(0, (float64(o.sent)-o.k*float64(o.accepted))/(float64(o.sent)+1))
 	if o.rnd() < p {
-		return false
+		return verdict(false, p)
 	}
 	o.sent++
-	return true
+	return verdict(true, p)
 }
 
-func (o *original) Record(at time.Duration, out adaptive.Outcome) {
-	o.advance(at)
-	if out != adaptive.Throttled {
+func (o *original) Record(now time.Time, a adaptive.Answer) {
+	o.advance(now)
+	if a.Outcome != adaptive.Throttled {
 		o.accepted++
 	}
 }
 
-func (o *original) RecordRetryAfter(time.Duration, time.Duration) {}
+// originalStateLen is the length of original's state: a version byte, then
+// started, start, sent and accepted.
+const originalStateLen = 1 + 4*8
 
-// none sends everything.
+func (o *original) MarshalBinary() ([]byte, error) {
+	b := make([]byte, 1, originalStateLen)
+	b[0] = 1
+	var started uint64
+	if o.started {
+		started = 1
+	}
+	for _, v := range []uint64{started, uint64(o.start), uint64(o.sent), uint64(o.accepted)} {
+		b = binary.BigEndian.AppendUint64(b, v)
+	}
+	return b, nil
+}
+
+func (o *original) UnmarshalBinary(b []byte) error {
+	if len(b) != originalStateLen || b[0] != 1 {
+		return errors.New("sim: original: unknown state")
+	}
+	v := func(i int) int64 { return int64(binary.BigEndian.Uint64(b[1+8*i:])) }
+	o.started, o.start, o.sent, o.accepted = v(0) == 1, v(1), v(2), v(3)
+	return nil
+}
+
+// NoneAlgorithm sends every element, whatever the backend says.
+func NoneAlgorithm() Algorithm {
+	return Algorithm{
+		Name:        None,
+		Description: "no throttle: every element is sent (and a throttled one again at its next eligible firing)",
+		New:         func(Env) adaptive.Policy { return none{} },
+	}
+}
+
+// none is the Policy of NoneAlgorithm.
 type none struct{}
 
-func (none) Decide(time.Duration) bool                     { return true }
-func (none) Record(time.Duration, adaptive.Outcome)        {}
-func (none) RecordRetryAfter(time.Duration, time.Duration) {}
+func (none) Decide(time.Time, int) adaptive.Decision {
+	return adaptive.Decision{Verdict: adaptive.Send}
+}
+func (none) Record(time.Time, adaptive.Answer) {}
+func (none) MarshalBinary() ([]byte, error)    { return nil, nil }
+func (none) UnmarshalBinary([]byte) error      { return nil }
 
-// oracle sends exactly when the backend would accept.
-type oracle struct{ available func(time.Duration) bool }
+// OracleAlgorithm knows the backend: it sends exactly when the backend
+// would accept, and otherwise postpones to the time it will
+// (Env.NextAvailable). It wastes nothing and is the limit of what the
+// transform's loop can get out of a backend.
+func OracleAlgorithm() Algorithm {
+	return Algorithm{
+		Name:        Oracle,
+		Description: "knows the backend: sends when it would accept, else postpones until it will",
+		New:         func(e Env) adaptive.Policy { return oracle{e.Start, e.NextAvailable} },
+	}
+}
 
-func (o oracle) Decide(at time.Duration) bool                { return o.available(at) }
-func (oracle) Record(time.Duration, adaptive.Outcome)        {}
-func (oracle) RecordRetryAfter(time.Duration, time.Duration) {}
+// oracle is the Policy of OracleAlgorithm.
+type oracle struct {
+	start time.Time
+	next  func(time.Duration) time.Duration
+}
+
+func (o oracle) Decide(now time.Time, _ int) adaptive.Decision {
+	at := now.Sub(o.start)
+	next := o.next(at)
+	if next <= at {
+		return adaptive.Decision{Verdict: adaptive.Send}
+	}
+	if next == Never {
+		return adaptive.Decision{Verdict: adaptive.Postpone, RetryAt: o.start.Add(24 * 365 * time.Hour), Probability: 1}
+	}
+	return adaptive.Decision{Verdict: adaptive.Postpone, RetryAt: o.start.Add(next), Probability: 1}
+}
+
+func (oracle) Record(time.Time, adaptive.Answer) {}
+func (oracle) MarshalBinary() ([]byte, error)    { return nil, nil }
+func (oracle) UnmarshalBinary([]byte) error      { return nil }

@@ -22,16 +22,20 @@ var (
 	colourLimit    = color.RGBA{R: 0x66, G: 0x66, B: 0x66, A: 0xff} // grey
 )
 
-// WritePlot draws one scenario in format "svg" or "png": a panel per
+// WritePlot draws the runs of case c in format "svg" or "png": a panel per
 // algorithm (rows) and number of groups (columns), each showing per second
 // the calls accepted, the calls the backend rejected, the elements rejected
 // by the client, and min(offered, capacity) dashed. The counts are averaged
 // over plotSmoothing seconds, centred: a group's batches come a little
 // more than a second apart, so raw per-second counts alternate between
 // seconds with two batches and seconds with none. All panels share the
-// scales. results may hold other scenarios' results too; the scenario's are
-// taken in the order Suite.Run gives them.
-func WritePlot(w io.Writer, format string, sc Scenario, results []Result) error {
+// scales; the vertical one reaches a little above the most offered or
+// accepted in a second, and a panel whose rejections go higher (sending
+// everything again and again) says it is clipped. results may hold other
+// cases' results too; the case's are taken in the order Suite.Run gives
+// them.
+func WritePlot(w io.Writer, format string, c Case, results []Result) error {
+	sc := c.Scenario
 	var newCanvas func(w, h vg.Length) vg.CanvasWriterTo
 	switch format {
 	case "svg":
@@ -49,7 +53,7 @@ func WritePlot(w io.Writer, format string, sc Scenario, results []Result) error 
 	ymax := 1.0
 	for i := range results {
 		r := &results[i]
-		if r.Scenario != sc.Name {
+		if r.Case != c.Name {
 			continue
 		}
 		if !slices.Contains(algs, r.Algorithm) {
@@ -59,15 +63,14 @@ func WritePlot(w io.Writer, format string, sc Scenario, results []Result) error 
 			groups = append(groups, r.Groups)
 		}
 		byKey[fmt.Sprint(r.Algorithm, "/", r.Groups)] = r
-		for _, ys := range [][]float64{smooth(r.Series.Accepted), smooth(r.Series.BackendRejected),
-			smooth(r.Series.ClientRejected), r.Series.Limit} {
+		for _, ys := range [][]float64{smooth(r.Series.Offered), smooth(r.Series.Accepted), r.Series.Limit} {
 			ymax = max(ymax, slices.Max(ys))
 		}
 	}
 	if len(algs) == 0 {
-		return fmt.Errorf("sim: no results for scenario %s", sc.Name)
+		return fmt.Errorf("sim: no results for case %s", c.Name)
 	}
-	ymax *= 1.05
+	ymax *= 1.1
 
 	plots := make([][]*plot.Plot, len(algs))
 	for row, alg := range algs {
@@ -95,6 +98,12 @@ func WritePlot(w io.Writer, format string, sc Scenario, results []Result) error 
 			}
 			if err := addSeries(p, r, row == 0 && col == 0); err != nil {
 				return err
+			}
+			// Adding lines widened the axes to their data.
+			p.X.Min, p.X.Max = 0, sc.Duration.Seconds()
+			p.Y.Min, p.Y.Max = 0, ymax
+			if slices.Max(smooth(r.Series.BackendRejected)) > ymax || slices.Max(smooth(r.Series.ClientRejected)) > ymax {
+				p.Title.Text += fmt.Sprintf(" (clipped at %.0f/s)", ymax)
 			}
 		}
 	}

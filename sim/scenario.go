@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// Phase is a stretch of a Scenario with a constant offered load and
-// backend capacity, both as multiples of Config.Capacity.
+// Phase is a stretch of a Scenario with a constant offered load, backend
+// capacity and competitor load, as multiples of Config.Capacity.
 type Phase struct {
 	// At is when the phase begins, from the start of the run. The first
 	// phase of a Scenario begins at 0.
@@ -14,19 +14,21 @@ type Phase struct {
 	// Offered is the offered load: the rate of the Poisson arrivals, shared
 	// evenly by the groups.
 	Offered float64
-	// Capacity is what the backend accepts per second (a token bucket).
+	// Capacity is the backend's rate (what it accepts per second; see the
+	// BackendModel for how).
 	Capacity float64
 	// Outage makes the backend reject every request, whatever Capacity.
 	Outage bool
+	// Competitor is the rate of an uncontrolled client sharing the
+	// backend: Poisson requests that never throttle and are never retried.
+	Competitor float64
 }
 
 // limit is min(offered, capacity) of the phase: what a perfect client
-// would get accepted, as a multiple of Config.Capacity.
+// would get accepted without a competitor, as a multiple of
+// Config.Capacity.
 func (p Phase) limit() float64 {
-	if p.Outage {
-		return 0
-	}
-	return min(p.Offered, p.Capacity)
+	return min(p.Offered, p.capacity())
 }
 
 // capacity is the backend's rate in the phase, 0 during an outage.
@@ -37,7 +39,15 @@ func (p Phase) capacity() float64 {
 	return p.Capacity
 }
 
-// Scenario is a load pattern: offered load and backend capacity over time.
+// overloaded reports whether the phase asks more of the backend than it
+// has: the pipeline's offered load and the competitor's together exceed a
+// positive capacity.
+func (p Phase) overloaded() bool {
+	return p.capacity() > 0 && p.Offered+p.Competitor > p.capacity()
+}
+
+// Scenario is a load pattern: offered load, backend capacity and
+// competitor load over time.
 type Scenario struct {
 	// Name is a short identifier, used in file names.
 	Name string
@@ -51,54 +61,12 @@ type Scenario struct {
 	// boundary is a change after which the recovery time is measured,
 	// unless nothing can be accepted after it (an outage begins).
 	Phases []Phase
-	// Goal is what the new throttle mode is to achieve in the scenario.
-	Goal Goal
-}
-
-// Goal is what a throttle is to achieve in a scenario (issue 5's targets).
-// Zero fields set no goal.
-type Goal struct {
-	// MaxWaste bounds the share of calls sent that the backend rejects.
-	MaxWaste float64
-	// MinUtilisation is the least utilisation.
-	MinUtilisation float64
-	// NoClientRejects requires that no element be rejected locally.
-	NoClientRejects bool
-	// RecoverWithin bounds the recovery time after the changes to the
-	// phases listed in Recover (indices into Phases).
-	RecoverWithin time.Duration
-	Recover       []int
-}
-
-// Check is the outcome of one goal on one run.
-type Check struct {
-	Goal string // what is required, such as "waste ≤ 5.0 %"
-	Got  string // what the run achieved
-	Met  bool
-}
-
-// Check returns the goals of g with what m achieved, in a fixed order.
-func (g Goal) Check(sc Scenario, m Metrics) []Check {
-	var cs []Check
-	if g.MaxWaste > 0 {
-		cs = append(cs, Check{fmt.Sprintf("waste ≤ %s", percent(g.MaxWaste)), percent(m.Waste), m.Waste <= g.MaxWaste})
-	}
-	if g.MinUtilisation > 0 {
-		cs = append(cs, Check{fmt.Sprintf("utilisation ≥ %s", percent(g.MinUtilisation)), percent(m.Utilisation),
-			m.Utilisation >= g.MinUtilisation})
-	}
-	if g.NoClientRejects {
-		cs = append(cs, Check{"no client rejects", fmt.Sprint(m.ClientRejected), m.ClientRejected == 0})
-	}
-	for _, i := range g.Recover {
-		r := m.Recovery[i-1]
-		cs = append(cs, Check{
-			Goal: fmt.Sprintf("recovery at %s ≤ %d s", formatMinutes(sc.Phases[i].At), int(g.RecoverWithin/time.Second)),
-			Got:  recoveryText(r),
-			Met:  r.Measured && r.Time >= 0 && r.Time <= g.RecoverWithin,
-		})
-	}
-	return cs
+	// Arrivals, if set, replaces the Poisson arrivals: it holds the arrival
+	// time of every element, in order, and element i goes to group i mod
+	// Groups. The phases' Offered is then ignored, and the offered term of
+	// the utilisation's limit is the number of arrivals (a bounded input
+	// is better judged by Metrics.Drained).
+	Arrivals []time.Duration
 }
 
 // Validate reports whether s can be simulated.
@@ -113,11 +81,6 @@ func (s Scenario) Validate() error {
 	case len(s.Phases) == 0 || s.Phases[0].At != 0:
 		return fmt.Errorf("sim: Scenario %s: Phases must begin at 0", s.Name)
 	}
-	for _, i := range s.Goal.Recover {
-		if i < 1 || i >= len(s.Phases) {
-			return fmt.Errorf("sim: Scenario %s: Goal.Recover index %d is not a phase change", s.Name, i)
-		}
-	}
 	for i, p := range s.Phases {
 		if i > 0 && p.At <= s.Phases[i-1].At {
 			return fmt.Errorf("sim: Scenario %s: Phases must be in increasing order of At", s.Name)
@@ -125,8 +88,13 @@ func (s Scenario) Validate() error {
 		if p.At%time.Second != 0 {
 			return fmt.Errorf("sim: Scenario %s: phase %d must begin on a whole second, got %v", s.Name, i, p.At)
 		}
-		if !(p.Offered >= 0) || !(p.Capacity >= 0) {
-			return fmt.Errorf("sim: Scenario %s: phase %d: Offered and Capacity must not be negative", s.Name, i)
+		if !(p.Offered >= 0) || !(p.Capacity >= 0) || !(p.Competitor >= 0) {
+			return fmt.Errorf("sim: Scenario %s: phase %d: Offered, Capacity and Competitor must not be negative", s.Name, i)
+		}
+	}
+	for i, a := range s.Arrivals {
+		if a < 0 || i > 0 && a < s.Arrivals[i-1] {
+			return fmt.Errorf("sim: Scenario %s: Arrivals must be in order and not negative", s.Name)
 		}
 	}
 	return nil
@@ -141,23 +109,23 @@ func (s *Scenario) phaseAt(d time.Duration) int {
 	return i
 }
 
-// phaseEnd returns the end of phase i.
+// phaseEnd returns the end of phase i (Never for the last).
 func (s *Scenario) phaseEnd(i int) time.Duration {
 	if i+1 < len(s.Phases) {
 		return s.Phases[i+1].At
 	}
-	return 1<<63 - 1
+	return Never
 }
 
-// Lengths of the standard scenarios.
+// Lengths of the classic scenarios.
 const (
 	runLength = 10 * time.Minute
 	warmUp    = time.Minute
-	change    = 5 * time.Minute // when the standard scenarios change
+	change    = 5 * time.Minute // when the classic scenarios change
 )
 
-// Scenarios returns the standard scenarios of the report, each ten
-// simulated minutes with a one-minute warm-up and a change at minute five.
+// Scenarios returns the six classic scenarios, each ten simulated minutes
+// with a one-minute warm-up and a change at minute five.
 func Scenarios() []Scenario {
 	ss := []Scenario{
 		{
@@ -193,17 +161,8 @@ func Scenarios() []Scenario {
 			},
 		},
 	}
-	goals := map[string]Goal{
-		"steady":     {MaxWaste: 0.05, MinUtilisation: 0.97},
-		"underload":  {MaxWaste: 0.05, NoClientRejects: true},
-		"quota-drop": {MaxWaste: 0.05, MinUtilisation: 0.97},
-		"quota-rise": {MaxWaste: 0.05, MinUtilisation: 0.97, RecoverWithin: 10 * time.Second, Recover: []int{1}},
-		"burst":      {MaxWaste: 0.05, MinUtilisation: 0.95, RecoverWithin: 10 * time.Second, Recover: []int{2}},
-		"outage":     {MaxWaste: 0.05, MinUtilisation: 0.95, RecoverWithin: 10 * time.Second, Recover: []int{2}},
-	}
 	for i := range ss {
 		ss[i].Duration, ss[i].WarmUp = runLength, warmUp
-		ss[i].Goal = goals[ss[i].Name]
 	}
 	return ss
 }

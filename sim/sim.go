@@ -1,222 +1,266 @@
-// Package sim is a deterministic simulator for client-side throttling
-// algorithms: it replays load scenarios (steady overload, under-load, quota
-// drop and rise, a burst, an outage) against a simulated backend, on a
-// virtual clock with seeded randomness, and measures how much of the
-// backend's capacity each algorithm uses, how many of the calls it sends are
-// wasted on rejections, and how fast it recovers after a change.
+// Package sim is a deterministic simulator of client-side throttling: it
+// runs the batch loop of the Beam transform in transforms/throttle, with any
+// [adaptive.Policy] deciding in each group, against a simulated backend, on
+// a virtual clock with seeded randomness, and measures how much of the
+// backend's capacity the pipeline uses, how many of the calls it sends are
+// wasted on rejections, how long elements wait and how evenly the groups
+// share the backend.
+//
+// It is meant to be extended: a [Backend] (with a [BackendModel]) adds a
+// kind of service, a [Scenario] a load pattern, an [Algorithm] a policy,
+// and a [Case] with a [Goal] a line of the report. [MatrixCases],
+// [ClassicCases] and [PerElementCases] are the standard ones, and
+// [DefaultSuite] runs them all with [Algorithms].
+//
+// # Evaluating a policy
+//
+// An [Algorithm] builds one [adaptive.Policy] per group from an [Env]
+// (the group, a seeded random source, the run's start time and the loop's
+// settings):
+//
+//	pacer := sim.Algorithm{Name: "pacer", Description: "…",
+//		New: func(e sim.Env) adaptive.Policy { return newPacer(e.BatchInterval, e.Rand) }}
+//	s := sim.DefaultSuite()
+//	s.Algorithms = []sim.Algorithm{pacer, sim.OracleAlgorithm()}
+//	results, err := s.Run()
+//	// results[i].Checks: the case's goals, met or not; sim.Met, sim.Misses.
+//
+// Keep the oracle in the suite: the strict limiters' goal is a share of
+// its utilisation. Add the algorithm to [Algorithms] for the report. With
+// Config.Persist the policy is saved and restored after every firing, as
+// the transform does with Beam state.
 //
 // # Model
 //
-// The backend is a token bucket refilled at the scenario's capacity and
-// holding Config.BackendBurst of it (one second by default, like the test
-// server's quota), shared by all groups; during an outage it rejects
-// everything. A rejected call gets a Retry-After like the test server's
-// (whole seconds, at least one).
+// The backend (Config.Backend: a token bucket, a fixed window or a GCRA
+// limiter, with or without Retry-After on its 429s) has the scenario's
+// capacity, changing with its phases (a quota drop, an outage), and is
+// shared by all groups and by an optional competitor: a Poisson client at
+// Phase.Competitor × Config.Capacity that never throttles and never retries.
 //
 // Elements arrive as a Poisson process at the offered rate, spread evenly
-// over Config.Groups groups, each with its own throttle. Each group runs the
-// batch loop of the Beam transform in transforms/throttle: its timer fires
-// Config.BatchInterval after the first element arrives in an empty buffer;
-// a firing takes up to Config.BatchSize buffered elements, oldest first, and
-// decides on them one by one: a locally rejected element takes no time; an
-// allowed one is sent to the backend at once, and its answer is recorded
-// Config.Latency later, before the next decision (one call in flight per
-// group, as with the transform's default). If elements are left in the
-// buffer, the timer fires again BatchInterval after the previous firing (or
-// at once if the firing ran longer); otherwise the next arrival arms it
-// again. So groups do not fire in step, and their periods are a little
-// longer than BatchInterval and vary. A firing's first decision comes
-// Config.StartJitter (uniform random) after the timer, for the work a runner
-// does first. Throttled elements are not retried: each arrival is decided on
-// once (the transform's Route strategy).
+// over Config.Groups groups. Each group has a FIFO queue of elements, a
+// timer and a Policy, and runs the transform's loop:
 //
-// The groups' events are processed in global time order, so they share the
-// backend's tokens as concurrent clients would. Arrivals, start delays and
-// the throttles' random numbers come from separate seeded streams per group;
-// arrivals are the same Poisson process for every algorithm, though not the
-// same draws, since batch timing (which depends on the calls sent) decides
-// how the stream is consumed.
+//   - An element arriving at a group whose backlog holds
+//     Config.MaxBuffered elements is client-rejected at once. One arriving
+//     at an empty group whose timer is not set sets it to fire
+//     Config.BatchInterval later.
+//   - A firing at t first rejects the elements that have waited longer than
+//     Config.MaxWait (client-rejected, or server-throttled if the backend
+//     ever rejected them). Then, Config.StartJitter (uniform) later, it
+//     takes up to Config.BatchSize eligible elements (arrived by t, and not
+//     before the Retry-After of their last 429) from the head of the queue,
+//     in order of arrival, and asks the Policy about each: Decide(now,
+//     calls in flight). Send sends it; Reject client-rejects it (final);
+//     Postpone keeps it at the head. With FiringInterval (the default, the
+//     transform of issue 13) a firing decides until t + BatchInterval: a
+//     Postpone to a time before then waits for it inside the firing, one
+//     to a later time ends the decisions and sets the next firing to
+//     max(Decision.RetryAt, now + Config.Tick). With FiringStop a firing
+//     has no time bound and every Postpone ends its decisions that way.
+//   - A group has at most Config.CallsInFlight calls in flight: when all
+//     are busy the firing waits for the earliest answer. An answer comes
+//     Config.Latency after its call and is passed to Policy.Record at
+//     once, also while the firing waits. Accepted is a success. Throttled
+//     (429) puts the element back in the queue, in its place by arrival,
+//     eligible again after the answer's Retry-After (at once if none); it
+//     becomes final (server-throttled) only through MaxWait, or at once
+//     with Config.FinalThrottled (the per-element model of the transform
+//     before postponement).
+//   - A firing ends when its decisions have stopped and its calls are
+//     answered (a DoFn returns with its outputs). If the queue is not empty
+//     the timer is then set: after a Postpone as above, otherwise to the
+//     firing's t + BatchInterval, or later to the earliest time a held
+//     element becomes eligible if no other element is waiting; a time
+//     already past fires at once.
+//
+// All events (arrivals, firings, answers, the competitor's requests) are
+// processed in global time order, events at the same time in a random
+// order, so groups and competitor share the backend as concurrent clients
+// would. Arrivals, start delays, policies' random numbers, the competitor
+// and that order come from separate seeded streams.
 //
 // # Metrics
 //
-// Every metric leaves out the scenario's warm-up. Utilisation is accepted
-// calls divided by the integral of min(offered rate, capacity) (the nominal
-// rates, zero during an outage); waste is backend rejections divided by
-// calls sent; client-rejected is local rejections divided by arrivals. The
-// recovery time after a change is r = s − change + 1 s for the first second
-// s from which three consecutive seconds reach 90 % utilisation together.
+// Metrics leave out the scenario's warm-up; see [Metrics] for their exact
+// definitions. In short: utilisation is accepted calls divided by what a
+// perfect client could have had accepted, min(offered, capacity left by the
+// competitor, groups × calls in flight / latency) integrated over each
+// phase; waste is backend rejections divided by calls sent; fairness is
+// Jain's index of the groups' accepted calls under overload; delays are the
+// queueing delays of successes. [Outcomes] count every element's final
+// outcome over the whole run, and always add up.
 package sim
 
 import (
 	"container/heap"
-	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
-
-	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
-// Config sets up the simulated system. The zero value means the documented
-// defaults.
-type Config struct {
-	// Groups is the number of groups, each with its own throttle. Zero means 1.
-	Groups int
-	// Seed seeds every random stream of a run; runs with the same Seed and
-	// Config are identical. Zero means DefaultSeed.
-	Seed uint64
-	// Capacity is the backend capacity, in requests per second, that a
-	// Phase's Capacity and Offered of 1 stand for. Zero means
-	// DefaultCapacity.
-	Capacity float64
-	// BackendBurst is the depth of the backend's token bucket, as time at
-	// its capacity. Zero means one second.
-	BackendBurst time.Duration
-	// Latency is how long after sending a call its answer is recorded, and
-	// the time a group spends on one call. Zero means no latency;
-	// DefaultConfig uses 500 µs.
-	Latency time.Duration
-	// BatchInterval is the period of each group's batch loop. Zero means one
-	// second, the transform's default.
-	BatchInterval time.Duration
-	// BatchSize is the most elements a group decides on per batch. Zero
-	// means 100 000, high enough that the batch loop never limits
-	// throughput in the standard scenarios (the transform's default is 100).
-	BatchSize int
-	// StartJitter is the range of the uniformly random delay between a
-	// batch's nominal time and its first decision. Zero means none;
-	// DefaultConfig uses 2 ms.
-	StartJitter time.Duration
-	// RetryAfter passes the backend's Retry-After of each rejection to the
-	// throttle (the transform does so after a throttled answer that
-	// carries one).
-	RetryAfter bool
-}
+// inf is +Inf.
+var inf = math.Inf(1)
 
-// Defaults of Config.
-const (
-	DefaultSeed     uint64  = 0x51_5eed
-	DefaultCapacity float64 = 100
-)
-
-// DefaultConfig returns the configuration of the standard report: G groups,
-// 100 requests per second of capacity, 500 µs latency, 2 ms start jitter,
-// Retry-After passed on.
-func DefaultConfig(groups int) Config {
-	return Config{
-		Groups:      groups,
-		Latency:     500 * time.Microsecond,
-		StartJitter: 2 * time.Millisecond,
-		RetryAfter:  true,
-	}
-}
-
-func (c Config) withDefaults() Config {
-	if c.Groups == 0 {
-		c.Groups = 1
-	}
-	if c.Seed == 0 {
-		c.Seed = DefaultSeed
-	}
-	if c.Capacity == 0 {
-		c.Capacity = DefaultCapacity
-	}
-	if c.BackendBurst == 0 {
-		c.BackendBurst = time.Second
-	}
-	if c.BatchInterval == 0 {
-		c.BatchInterval = time.Second
-	}
-	if c.BatchSize == 0 {
-		c.BatchSize = 100_000
-	}
-	return c
-}
-
-func (c Config) validate() error {
-	switch {
-	case c.Groups < 1:
-		return fmt.Errorf("sim: Groups must be at least 1, got %d", c.Groups)
-	case !(c.Capacity > 0):
-		return fmt.Errorf("sim: Capacity must be positive, got %v", c.Capacity)
-	case c.BackendBurst < 0 || c.Latency < 0 || c.StartJitter < 0 || c.BatchInterval <= 0:
-		return fmt.Errorf("sim: durations must not be negative")
-	case c.BatchSize < 1:
-		return fmt.Errorf("sim: BatchSize must be at least 1, got %d", c.BatchSize)
-	}
-	return nil
-}
+// epoch is the wall-clock time at which every simulated run starts, as
+// seen by the policies (Env.Start).
+var epoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Series holds per-second counts of a run, indexed by second since the
-// start. Elements are counted in the second they arrive (Offered) or are
-// decided on (the others).
+// start. Elements are counted in the second they arrive (Offered), are
+// sent, rejected or postponed, or become final.
 type Series struct {
 	Offered         []int64
 	Sent            []int64
 	Accepted        []int64
 	BackendRejected []int64
-	ClientRejected  []int64
-	// Limit is min(offered rate, capacity) in requests per second: what a
-	// perfect client gets accepted.
+	// ClientRejected counts elements rejected by the client (final): by a
+	// Reject, MaxBuffered or MaxWait.
+	ClientRejected []int64
+	// ServerThrottled counts elements final after a 429 (MaxWait or
+	// Config.FinalThrottled).
+	ServerThrottled []int64
+	// Postponed counts Postpone decisions.
+	Postponed          []int64
+	CompetitorSent     []int64
+	CompetitorAccepted []int64
+	// Limit is min(offered rate, capacity − competitor accepted, groups ×
+	// calls in flight / latency) in requests per second, the capacity and
+	// offered rate being the phase's nominal ones: what a perfect client
+	// could have had accepted that second.
 	Limit []float64
+}
+
+// Outcomes are the final outcomes of every element of a run, from its
+// start to its end: Arrived = Success + ClientRejected + ServerThrottled +
+// Errors + Queued.
+type Outcomes struct {
+	Arrived, Success, ClientRejected, ServerThrottled, Errors int64
+	// Queued counts the elements not final at the end: in a queue or in
+	// flight.
+	Queued int64
+}
+
+// Balanced reports whether every element that arrived is counted once.
+func (o Outcomes) Balanced() bool {
+	return o.Arrived == o.Success+o.ClientRejected+o.ServerThrottled+o.Errors+o.Queued
 }
 
 // Result is the outcome of one run.
 type Result struct {
+	// Case is the name of the Case of the run (empty for Run).
+	Case      string
 	Scenario  string
+	Backend   string
 	Algorithm string
 	Groups    int
 	Series    Series
 	Metrics   Metrics
+	Outcomes  Outcomes
+	// Checks are the Case's goals against the run (set by Suite.Run).
+	Checks []Check
 }
 
-// group is one group of the transform: a buffer, a batch loop and a
-// throttle.
-type group struct {
-	id         int
-	thr        Throttle
-	arrivals   *rand.Rand // arrival counts
-	jitter     *rand.Rand // start jitter
-	at         int64      // time of the group's next event
-	nominal    int64      // nominal time of the next batch
-	arrived    int64      // arrivals are drawn up to this time
-	buffer     int64      // elements waiting for a batch
-	remaining  int        // elements left in the current batch
-	pending    bool       // a call's answer is due at at
-	outcome    adaptive.Outcome
-	retryAfter time.Duration
-	index      int // in the heap
+// run is the state of one simulation.
+type run struct {
+	sc         *Scenario
+	alg        Algorithm
+	cfg        Config
+	start      time.Time
+	end        time.Duration
+	warm       time.Duration
+	backend    Backend
+	series     Series
+	out        Outcomes
+	cohort     Outcomes // of the elements arriving after the warm-up
+	lastFinal  time.Duration
+	overloaded []bool // per second, after the warm-up
+	delays     []time.Duration
 }
 
-// queue orders groups by their next event, then by id.
-type queue []*group
+// outcome is an element's final outcome.
+type outcome int
 
-func (q queue) Len() int { return len(q) }
-func (q queue) Less(i, j int) bool {
-	if q[i].at != q[j].at {
-		return q[i].at < q[j].at
+const (
+	success outcome = iota
+	clientRejected
+	serverThrottled
+)
+
+// final counts the final outcome o, at time at, of an element that arrived
+// at arrived.
+func (r *run) final(arrived, at time.Duration, o outcome) {
+	r.out.add(o)
+	r.lastFinal = max(r.lastFinal, at)
+	if arrived >= r.warm {
+		r.cohort.add(o)
 	}
-	return q[i].id < q[j].id
-}
-func (q queue) Swap(i, j int) {
-	q[i], q[j] = q[j], q[i]
-	q[i].index, q[j].index = i, j
-}
-func (q *queue) Push(x any) {
-	g := x.(*group)
-	g.index = len(*q)
-	*q = append(*q, g)
-}
-func (q *queue) Pop() any {
-	old := *q
-	g := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return g
+	switch o {
+	case clientRejected:
+		r.series.ClientRejected[r.second(at)]++
+	case serverThrottled:
+		r.series.ServerThrottled[r.second(at)]++
+	}
 }
 
-// stream returns a random source for run seed, group g and purpose k, so
-// that streams are independent of each other and of the algorithm.
-func stream(seed uint64, g int, k uint64) *rand.Rand {
-	return rand.New(rand.NewPCG(seed, uint64(g)<<8|k))
+// add counts one final outcome o.
+func (c *Outcomes) add(o outcome) {
+	switch o {
+	case success:
+		c.Success++
+	case clientRejected:
+		c.ClientRejected++
+	case serverThrottled:
+		c.ServerThrottled++
+	}
+}
+
+// second returns the index of the second holding t.
+func (r *run) second(t time.Duration) int { return int(t / time.Second) }
+
+// actor is a source of events: a group or the competitor.
+type actor interface {
+	next() time.Duration
+	step() error
+}
+
+// actors orders actors by their next event; events at the same time come
+// in a random order, drawn afresh whenever an actor is rescheduled, so no
+// group always goes first (as among concurrent clients; the order is
+// seeded with the run).
+type actors struct {
+	a   []actor
+	at  []time.Duration
+	tie []uint64
+	rnd *rand.Rand
+}
+
+func (q *actors) Len() int { return len(q.a) }
+func (q *actors) Less(i, j int) bool {
+	if q.at[i] != q.at[j] {
+		return q.at[i] < q.at[j]
+	}
+	return q.tie[i] < q.tie[j]
+}
+func (q *actors) Swap(i, j int) {
+	q.a[i], q.a[j] = q.a[j], q.a[i]
+	q.at[i], q.at[j] = q.at[j], q.at[i]
+	q.tie[i], q.tie[j] = q.tie[j], q.tie[i]
+}
+
+// Push and Pop are not used: the set of actors is fixed.
+func (q *actors) Push(any) { panic("sim: actors.Push") }
+func (q *actors) Pop() any { panic("sim: actors.Pop") }
+
+func (q *actors) add(a actor) {
+	q.a, q.at, q.tie = append(q.a, a), append(q.at, a.next()), append(q.tie, q.rnd.Uint64())
+}
+
+// reschedule updates the first actor's time after it stepped.
+func (q *actors) reschedule() {
+	q.at[0], q.tie[0] = q.a[0].next(), q.rnd.Uint64()
+	heap.Fix(q, 0)
 }
 
 // Run simulates scenario sc with algorithm alg.
@@ -229,142 +273,120 @@ func Run(sc Scenario, alg Algorithm, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	secs := int(sc.Duration / time.Second)
-	res := Result{
-		Scenario: sc.Name, Algorithm: alg.Name, Groups: cfg.Groups,
-		Series: Series{
-			Offered: make([]int64, secs), Sent: make([]int64, secs), Accepted: make([]int64, secs),
-			BackendRejected: make([]int64, secs), ClientRejected: make([]int64, secs), Limit: make([]float64, secs),
-		},
+	r := &run{
+		sc: &sc, alg: alg, cfg: cfg, start: epoch, end: sc.Duration, warm: sc.WarmUp,
+		backend: cfg.Backend.New(NewCapacity(cfg.Capacity, sc.Phases)),
 	}
-	for s := range secs {
-		res.Series.Limit[s] = sc.Phases[sc.phaseAt(time.Duration(s)*time.Second)].limit() * cfg.Capacity
+	s := &r.series
+	for _, p := range []*[]int64{&s.Offered, &s.Sent, &s.Accepted, &s.BackendRejected, &s.ClientRejected,
+		&s.ServerThrottled, &s.Postponed, &s.CompetitorSent, &s.CompetitorAccepted} {
+		*p = make([]int64, secs)
 	}
-	b := newBackend(&sc, cfg.Capacity, cfg.BackendBurst)
-	available := func(at time.Duration) bool { return b.available(int64(at)) }
-	end := int64(sc.Duration)
-	interval := int64(cfg.BatchInterval)
-	perGroup := cfg.Capacity / float64(cfg.Groups)
+	r.overloaded = make([]bool, secs)
+	for i := range secs {
+		at := time.Duration(i) * time.Second
+		r.overloaded[i] = at >= sc.WarmUp && sc.Phases[sc.phaseAt(at)].overloaded()
+	}
 
-	q := make(queue, 0, cfg.Groups)
-	for i := range cfg.Groups {
-		thrRand := stream(cfg.Seed, i, 3)
-		g := &group{
-			id:       i,
-			arrivals: stream(cfg.Seed, i, 1),
-			jitter:   stream(cfg.Seed, i, 2),
-			thr:      alg.New(Env{Group: i, Groups: cfg.Groups, Rand: thrRand.Float64, Available: available}),
+	q := actors{rnd: stream(cfg.Seed, 0, streamOrder)}
+	groups := make([]*group, cfg.Groups)
+	perGroup := cfg.Capacity / float64(cfg.Groups)
+	next := r.backend.NextAvailable
+	for i := range groups {
+		env := Env{
+			Group: i, Groups: cfg.Groups, Rand: stream(cfg.Seed, i, streamPolicy).Float64, Start: epoch,
+			BatchInterval: cfg.BatchInterval, CallsInFlight: cfg.CallsInFlight, Tick: cfg.Tick,
+			NextAvailable: next,
 		}
-		g.arm(&sc, 0, end, interval, perGroup, &res.Series)
-		q = append(q, g)
+		g := &group{r: r, id: i, env: env, pol: alg.New(env), jitter: stream(cfg.Seed, i, streamJitter)}
+		if sc.Arrivals != nil {
+			var ts []time.Duration
+			for j := i; j < len(sc.Arrivals); j += cfg.Groups {
+				ts = append(ts, sc.Arrivals[j])
+			}
+			g.arrivals = &listClock{times: ts}
+		} else {
+			g.arrivals = &poissonClock{rnd: stream(cfg.Seed, i, streamArrivals), sc: &sc,
+				rate: func(p Phase) float64 { return p.Offered * perGroup }}
+		}
+		g.nextArrival = g.arrivals.next(0)
+		groups[i] = g
+		q.add(g)
+	}
+	if sc.hasCompetitor() {
+		c := &competitor{r: r, clock: poissonClock{rnd: stream(cfg.Seed, 0, streamCompetitor), sc: &sc,
+			rate: func(p Phase) float64 { return p.Competitor * cfg.Capacity }}}
+		c.at = c.clock.next(0)
+		q.add(c)
 	}
 	heap.Init(&q)
-
-	series := &res.Series
-	for len(q) > 0 {
-		g := q[0]
-		if g.at >= end {
-			break
+	for q.at[0] < r.end {
+		if err := q.a[0].step(); err != nil {
+			return Result{}, err
 		}
-		now := g.at
-		if g.pending {
-			g.pending = false
-			g.thr.Record(time.Duration(now), g.outcome)
-			if g.retryAfter > 0 && cfg.RetryAfter {
-				g.thr.RecordRetryAfter(time.Duration(now), g.retryAfter)
-			}
-		} else if g.remaining == 0 {
-			// A batch fires: buffer what arrived since the last one.
-			g.arrive(&sc, now, perGroup, series)
-			take := int(min(g.buffer, int64(cfg.BatchSize)))
-			g.buffer -= int64(take)
-			g.remaining = take
-			g.nominal += interval
-			if take > 0 && cfg.StartJitter > 0 {
-				now += int64(g.jitter.Float64() * float64(cfg.StartJitter))
-			}
-		}
-		// Decide until a call is sent or the batch is done.
-		for g.remaining > 0 && !g.pending && now < end {
-			g.remaining--
-			sec := int(now / int64(time.Second))
-			if !g.thr.Decide(time.Duration(now)) {
-				series.ClientRejected[sec]++
-				continue
-			}
-			series.Sent[sec]++
-			ok, ra := b.take(now)
-			if ok {
-				series.Accepted[sec]++
-				g.outcome, g.retryAfter = adaptive.Accepted, 0
-			} else {
-				series.BackendRejected[sec]++
-				g.outcome, g.retryAfter = adaptive.Throttled, ra
-			}
-			g.pending = true
-			now += int64(cfg.Latency)
-		}
-		switch {
-		case g.pending:
-			g.at = now
-		case g.buffer > 0:
-			g.at = max(g.nominal, now)
-		default:
-			g.arm(&sc, now, end, interval, perGroup, series)
-		}
-		heap.Fix(&q, 0)
+		q.reschedule()
 	}
-	res.Metrics = measure(&sc, series)
+
+	for _, g := range groups {
+		r.out.Queued += g.backlog
+	}
+	c := &r.cohort
+	c.Queued = c.Arrived - c.Success - c.ClientRejected - c.ServerThrottled - c.Errors
+	r.limit()
+	accepted := make([]int64, len(groups))
+	for i, g := range groups {
+		accepted[i] = g.accepted
+	}
+	res := Result{
+		Scenario: sc.Name, Backend: cfg.Backend.Name, Algorithm: alg.Name, Groups: cfg.Groups,
+		Series: r.series, Outcomes: r.out,
+	}
+	res.Metrics = measure(r, accepted)
 	return res, nil
 }
 
-// arm sets the timer of a group whose buffer a firing emptied, at t, the
-// end of that firing: elements that arrived during the firing are handled
-// after it and arm the timer for t + BatchInterval; otherwise the next
-// arrival arms it for BatchInterval after itself (and nothing happens if no
-// element arrives before end).
-func (g *group) arm(sc *Scenario, t, end, interval int64, perGroup float64, series *Series) {
-	g.arrive(sc, t, perGroup, series)
-	if g.buffer > 0 {
-		g.nominal = t + interval
-		g.at = g.nominal
-		return
-	}
-	e := g.arrivals.ExpFloat64() // in units of expected arrivals
-	for t < end {
-		i := sc.phaseAt(time.Duration(t))
-		segEnd := min(end, int64(sc.phaseEnd(i)))
-		rate := sc.Phases[i].Offered * perGroup
-		if need := e / rate * 1e9; rate > 0 && need < float64(segEnd-t) {
-			t += max(1, int64(need))
-			g.buffer++
-			if s := int(t / int64(time.Second)); s < len(series.Offered) {
-				series.Offered[s]++
-			}
-			g.arrived = t
-			g.nominal = t + interval
-			g.at = g.nominal
-			return
+// limit fills Series.Limit.
+func (r *run) limit() {
+	s := &r.series
+	s.Limit = make([]float64, len(s.Sent))
+	ceiling := r.cfg.ceiling()
+	for i := range s.Limit {
+		p := r.sc.Phases[r.sc.phaseAt(time.Duration(i)*time.Second)]
+		left := max(0, p.capacity()*r.cfg.Capacity-float64(s.CompetitorAccepted[i]))
+		offered := p.Offered * r.cfg.Capacity
+		if r.sc.Arrivals != nil {
+			offered = float64(s.Offered[i])
 		}
-		e -= rate * float64(segEnd-t) / 1e9
-		t = segEnd
+		s.Limit[i] = min(offered, left, ceiling)
 	}
-	g.arrived = end
-	g.at = end
 }
 
-// arrive draws the group's arrivals up to t, second by second (phases
-// begin on whole seconds), into its buffer and the Offered series.
-func (g *group) arrive(sc *Scenario, t int64, perGroup float64, series *Series) {
-	const sec = int64(time.Second)
-	for g.arrived < t {
-		s := g.arrived / sec
-		segEnd := min(t, (s+1)*sec)
-		rate := sc.Phases[sc.phaseAt(time.Duration(s*sec))].Offered * perGroup
-		k := poisson(g.arrivals, rate*float64(segEnd-g.arrived)/1e9)
-		g.buffer += k
-		if int(s) < len(series.Offered) {
-			series.Offered[s] += k
+// hasCompetitor reports whether a phase has a competitor.
+func (s *Scenario) hasCompetitor() bool {
+	for _, p := range s.Phases {
+		if p.Competitor > 0 {
+			return true
 		}
-		g.arrived = segEnd
 	}
+	return false
+}
+
+// competitor is the uncontrolled client.
+type competitor struct {
+	r     *run
+	clock poissonClock
+	at    time.Duration
+}
+
+func (c *competitor) next() time.Duration { return c.at }
+
+func (c *competitor) step() error {
+	r := c.r
+	sec := r.second(c.at)
+	r.series.CompetitorSent[sec]++
+	if ok, _ := r.backend.Take(c.at); ok {
+		r.series.CompetitorAccepted[sec]++
+	}
+	c.at = c.clock.next(c.at)
+	return nil
 }

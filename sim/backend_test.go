@@ -1,0 +1,227 @@
+package sim_test
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/beamthrottle/beamthrottle/sim"
+)
+
+const ms = time.Millisecond
+
+// step is one request to a backend: NextAvailable(at) must be next, then
+// Take(at) must answer ok and retryAfter.
+type step struct {
+	at         time.Duration
+	next       time.Duration
+	ok         bool
+	retryAfter time.Duration
+}
+
+func TestBackends(t *testing.T) {
+	steady := []sim.Phase{{Capacity: 1}}
+	// Capacity 1 until 1 s, an outage until 2 s, then capacity 2.
+	outage := []sim.Phase{{Capacity: 1}, {At: time.Second, Capacity: 1, Outage: true}, {At: 2 * time.Second, Capacity: 2}}
+	tests := []struct {
+		name   string
+		model  sim.BackendModel
+		rate   float64
+		phases []sim.Phase
+		steps  []step
+	}{
+		{
+			name: "one-token bucket", model: sim.TokenBucket(0, true), rate: 10, phases: steady,
+			steps: []step{
+				{at: 0, next: 0, ok: true},
+				{at: 0, next: 100 * ms, retryAfter: time.Second},
+				{at: 50 * ms, next: 100 * ms, retryAfter: time.Second},
+				{at: 100 * ms, next: 100 * ms, ok: true},
+				{at: 250 * ms, next: 250 * ms, ok: true}, // one token at most
+				{at: 300 * ms, next: 350 * ms, retryAfter: time.Second},
+			},
+		},
+		{
+			name: "bucket of 1 s, no Retry-After", model: sim.TokenBucket(time.Second, false), rate: 3, phases: steady,
+			steps: []step{
+				{at: 0, next: 0, ok: true}, {at: 0, next: 0, ok: true}, {at: 0, next: 0, ok: true},
+				{at: 0, next: 333_333_334}, // 1/3 s, rounded up to the nanosecond
+				{at: 2 * time.Second, next: 2 * time.Second, ok: true},
+			},
+		},
+		{
+			name: "bucket of 2 s, 1.5 s to wait", model: sim.TokenBucket(2*time.Second, true), rate: 1, phases: steady,
+			steps: []step{
+				{at: 0, next: 0, ok: true}, {at: 0, next: 0, ok: true},
+				{at: 500 * ms, next: time.Second, retryAfter: time.Second},
+				{at: 2 * time.Second, next: 2 * time.Second, ok: true}, // full again: two tokens
+				{at: 2 * time.Second, next: 2 * time.Second, ok: true},
+				{at: 2 * time.Second, next: 3 * time.Second, retryAfter: time.Second},
+			},
+		},
+		{
+			name: "bucket across an outage", model: sim.TokenBucket(time.Second, true), rate: 10, phases: outage,
+			steps: []step{
+				{at: 900 * ms, next: 900 * ms, ok: true},
+				// Empty in the outage; at capacity 20 the first token comes 50 ms after it.
+				{at: 1500 * ms, next: 2050 * ms, retryAfter: time.Second},
+				{at: 2050 * ms, next: 2050 * ms, ok: true},
+			},
+		},
+		{
+			name: "bucket after a quota drop holds the new depth", model: sim.TokenBucket(time.Second, true), rate: 2,
+			phases: []sim.Phase{{Capacity: 1}, {At: time.Second, Capacity: 0.5}},
+			steps: []step{
+				{at: time.Second, next: time.Second, ok: true}, // 2 tokens before, 1 after
+				{at: time.Second, next: 2 * time.Second, retryAfter: time.Second},
+			},
+		},
+		{
+			name: "one-token bucket refilled every 100 ms", model: sim.SteppedTokenBucket(0, 100*ms, true), rate: 10, phases: steady,
+			steps: []step{
+				{at: 0, next: 0, ok: true},
+				{at: 150 * ms, next: 150 * ms, ok: true}, // the token of 100 ms
+				{at: 199 * ms, next: 200 * ms, retryAfter: time.Second},
+				{at: 200 * ms, next: 200 * ms, ok: true},
+				{at: 250 * ms, next: 300 * ms, retryAfter: time.Second},
+			},
+		},
+		{
+			name: "fixed 1 s window", model: sim.FixedWindow(time.Second, true), rate: 3, phases: steady,
+			steps: []step{
+				{at: 100 * ms, next: 100 * ms, ok: true}, {at: 100 * ms, next: 100 * ms, ok: true}, {at: 100 * ms, next: 100 * ms, ok: true},
+				{at: 100 * ms, next: time.Second, retryAfter: time.Second},
+				{at: 999 * ms, next: time.Second, retryAfter: time.Second},
+				{at: time.Second, next: time.Second, ok: true},
+			},
+		},
+		{
+			name: "fixed 5 s window, Retry-After of the wait", model: sim.FixedWindow(5*time.Second, true), rate: 0.4, phases: steady,
+			steps: []step{
+				{at: 0, next: 0, ok: true}, {at: 500 * ms, next: 500 * ms, ok: true},
+				{at: 600 * ms, next: 5 * time.Second, retryAfter: 5 * time.Second},
+				{at: 3900 * ms, next: 5 * time.Second, retryAfter: 2 * time.Second},
+				{at: 7 * time.Second, next: 7 * time.Second, ok: true},
+			},
+		},
+		{
+			name: "fixed window without Retry-After", model: sim.FixedWindow(5*time.Second, false), rate: 0.2, phases: steady,
+			steps: []step{{at: 0, next: 0, ok: true}, {at: time.Second, next: 5 * time.Second}},
+		},
+		{
+			name: "fixed window across an outage", model: sim.FixedWindow(time.Second, true), rate: 1, phases: outage,
+			steps: []step{
+				{at: 900 * ms, next: 900 * ms, ok: true},
+				{at: 1500 * ms, next: 2 * time.Second, retryAfter: time.Second},
+				{at: 2 * time.Second, next: 2 * time.Second, ok: true},
+				{at: 2 * time.Second, next: 2 * time.Second, ok: true},
+				{at: 2 * time.Second, next: 3 * time.Second, retryAfter: time.Second},
+			},
+		},
+		{
+			name: "GCRA, no burst", model: sim.GCRA(1, true), rate: 10, phases: steady,
+			steps: []step{
+				{at: 0, next: 0, ok: true},
+				{at: 50 * ms, next: 100 * ms, retryAfter: time.Second},
+				{at: 100 * ms, next: 100 * ms, ok: true},
+				{at: 350 * ms, next: 350 * ms, ok: true},
+				{at: 400 * ms, next: 450 * ms, retryAfter: time.Second},
+			},
+		},
+		{
+			name: "GCRA, burst of 3", model: sim.GCRA(3, false), rate: 10, phases: steady,
+			steps: []step{
+				{at: 0, next: 0, ok: true}, {at: 0, next: 0, ok: true}, {at: 0, next: 0, ok: true},
+				{at: 0, next: 100 * ms},
+				{at: 100 * ms, next: 100 * ms, ok: true},
+			},
+		},
+		{
+			name: "GCRA across an outage and a doubled rate", model: sim.GCRA(1, true), rate: 10, phases: outage,
+			steps: []step{
+				{at: 950 * ms, next: 950 * ms, ok: true},
+				{at: 1500 * ms, next: 2 * time.Second, retryAfter: time.Second},
+				{at: 2 * time.Second, next: 2 * time.Second, ok: true},
+				{at: 2010 * ms, next: 2050 * ms, retryAfter: time.Second}, // 20/s: 50 ms apart
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := tc.model.New(sim.NewCapacity(tc.rate, tc.phases))
+			for i, s := range tc.steps {
+				if got := b.NextAvailable(s.at); got != s.next {
+					t.Errorf("step %d: NextAvailable(%v) = %v, want %v", i, s.at, got, s.next)
+				}
+				if ok, ra := b.Take(s.at); ok != s.ok || ra != s.retryAfter {
+					t.Errorf("step %d: Take(%v) = %v, %v, want %v, %v", i, s.at, ok, ra, s.ok, s.retryAfter)
+				}
+			}
+		})
+	}
+}
+
+// TestBackendOracle checks, on random request times, what an oracle relies
+// on for every standard backend: Take(at) accepts iff NextAvailable(at) is
+// at, Take(NextAvailable(at)) accepts, and calling NextAvailable changes no
+// answer of Take.
+func TestBackendOracle(t *testing.T) {
+	phases := []sim.Phase{
+		{Capacity: 1}, {At: 7 * time.Second, Capacity: 0.5}, {At: 13 * time.Second, Capacity: 1, Outage: true},
+		{At: 17 * time.Second, Capacity: 2.5}, {At: 31 * time.Second, Capacity: 1},
+	}
+	models := []sim.BackendModel{
+		sim.TokenBucket(time.Second, true), sim.TokenBucket(0, false), sim.SteppedTokenBucket(0, 100*ms, true),
+		sim.SteppedTokenBucket(time.Second, 100*ms, false), sim.FixedWindow(time.Second, true),
+		sim.FixedWindow(5*time.Second, false), sim.FixedWindow(time.Minute, true), sim.GCRA(1, true), sim.GCRA(4, false),
+	}
+	for _, m := range models {
+		for _, rate := range []float64{3, 10, 100} {
+			t.Run(m.Name, func(t *testing.T) {
+				rnd := rand.New(rand.NewPCG(1, uint64(rate)))
+				capacity := sim.NewCapacity(rate, phases)
+				probed, plain := m.New(capacity), m.New(capacity)
+				var at time.Duration
+				for i := range 5000 {
+					at += time.Duration(rnd.ExpFloat64() / (2 * rate) * 1e9)
+					next := probed.NextAvailable(at)
+					ok, ra := probed.Take(at)
+					if want, wantRA := plain.Take(at); ok != want || ra != wantRA {
+						t.Fatalf("request %d at %v: Take after NextAvailable = %v, %v; without = %v, %v", i, at, ok, ra, want, wantRA)
+					}
+					if ok != (next == at) {
+						t.Fatalf("request %d at %v: Take = %v, NextAvailable = %v", i, at, ok, next)
+					}
+					if ok || next == sim.Never || rnd.IntN(4) > 0 {
+						continue
+					}
+					// Jump to the time it said.
+					at = next
+					if ok, _ := probed.Take(at); !ok {
+						t.Fatalf("request %d: Take(NextAvailable) = Take(%v) rejected", i, at)
+					}
+					plain.Take(at)
+				}
+			})
+		}
+	}
+}
+
+func TestBackendNames(t *testing.T) {
+	tests := []struct {
+		model sim.BackendModel
+		want  string
+	}{
+		{sim.DefaultBackend(), "token-bucket-1s-ra"},
+		{sim.TokenBucket(0, false), "one-token"},
+		{sim.SteppedTokenBucket(0, 100*ms, true), "one-token-step-100ms-ra"},
+		{sim.FixedWindow(time.Minute, false), "fixed-60s"},
+		{sim.GCRA(0, true), "gcra-ra"},
+		{sim.GCRA(10, false), "gcra-burst-10"},
+	}
+	for _, tc := range tests {
+		if tc.model.Name != tc.want {
+			t.Errorf("got name %q, want %q", tc.model.Name, tc.want)
+		}
+	}
+}

@@ -1,0 +1,178 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+)
+
+// Config sets up the simulated system. The zero value means the documented
+// defaults.
+type Config struct {
+	// Groups is the number of groups, each with its own Policy. Zero means 1.
+	Groups int
+	// Seed seeds every random stream of a run; runs with the same Seed and
+	// Config are identical. Zero means DefaultSeed.
+	Seed uint64
+	// Capacity is the backend capacity, in requests per second, that a
+	// Phase's Capacity, Offered and Competitor of 1 stand for. Zero means
+	// DefaultCapacity.
+	Capacity float64
+	// Backend is the kind of backend. The zero value means DefaultBackend:
+	// a token bucket holding one second of capacity whose 429s carry a
+	// Retry-After, like the test server's default quota.
+	Backend BackendModel
+	// Latency is how long after sending a call its answer comes back and
+	// is recorded. Zero means none; DefaultConfig uses 500 µs.
+	Latency time.Duration
+	// CallsInFlight is how many calls a group has sent and not had
+	// answered at most. Zero means 1.
+	CallsInFlight int
+	// BatchInterval is the period of each group's batch loop. Zero means one
+	// second, the transform's default.
+	BatchInterval time.Duration
+	// BatchSize is the most elements a firing decides on (Send or Reject;
+	// a Postpone ends the firing). Zero means 100 000, high enough that
+	// the batch loop never limits throughput in the standard scenarios
+	// (the transform's default is 100).
+	BatchSize int
+	// Firing selects the firing's model; the zero value is FiringInterval.
+	Firing FiringModel
+	// Tick is the shortest time after a Postpone that ends a firing before
+	// the group's next firing. Zero means DefaultTick.
+	Tick time.Duration
+	// StartJitter is the range of the uniformly random delay between a
+	// firing's timer and its first decision, for the work a runner does
+	// first. Zero means none; DefaultConfig uses 2 ms.
+	StartJitter time.Duration
+	// MaxWait bounds how long an element may wait in its group's queue: a
+	// firing first rejects the elements that have waited longer, to
+	// ClientThrottled if the backend never rejected them and to
+	// ServerThrottled if it did. Zero means no bound.
+	MaxWait time.Duration
+	// MaxBuffered bounds a group's backlog (its elements not yet final,
+	// including those in flight): an element arriving at a group holding
+	// MaxBuffered is client-rejected at once. Zero means no bound.
+	MaxBuffered int
+	// FinalThrottled makes a 429 final (ServerThrottled), as the
+	// transform's Route strategy did before postponement: the per-element
+	// model, in which each element is decided on and sent at most once.
+	// By default a throttled element goes back to its group's queue.
+	FinalThrottled bool
+	// Persist saves each group's Policy with MarshalBinary after every
+	// firing and restores it, with UnmarshalBinary, into a new Policy from
+	// Algorithm.New, as the transform keeps it in Beam state between
+	// firings. A Policy whose state survives the round trip gives the
+	// same results with and without Persist.
+	Persist bool
+}
+
+// FiringModel is how a firing handles time: how long it decides, and what
+// a Postpone does.
+type FiringModel int
+
+const (
+	// FiringInterval is the transform's firing of issue 13
+	// (docs/design/postponement.md): a firing decides for at most one
+	// BatchInterval from its timer. A Postpone to a time before then
+	// waits for it inside the firing (MinWait at least), recording the
+	// answers that come meanwhile, so sends are spread over the interval
+	// at the policy's pace; a Postpone to a later time ends the firing's
+	// decisions and sets the timer to max(RetryAt, now + Tick).
+	FiringInterval FiringModel = iota
+	// FiringStop has no time bound: a firing decides until BatchSize or the
+	// eligible elements run out, and any Postpone ends its decisions and
+	// sets the timer to max(RetryAt, now + Tick). With policies that never
+	// postpone it is the transform's loop before issue 13 (PerElementCases
+	// use it).
+	FiringStop
+)
+
+// String returns the model's name.
+func (m FiringModel) String() string {
+	switch m {
+	case FiringInterval:
+		return "interval"
+	case FiringStop:
+		return "stop"
+	}
+	return fmt.Sprintf("FiringModel(%d)", int(m))
+}
+
+// Defaults of Config.
+const (
+	DefaultSeed     uint64  = 0x51_5eed
+	DefaultCapacity float64 = 100
+	DefaultTick             = 50 * time.Millisecond
+)
+
+// DefaultBackend is the backend of a zero Config: today's test server
+// quota.
+func DefaultBackend() BackendModel { return TokenBucket(time.Second, true) }
+
+// DefaultConfig returns the configuration of the classic scenarios: G
+// groups, 100 requests per second of capacity, the default backend, 500 µs
+// latency and 2 ms start jitter.
+func DefaultConfig(groups int) Config {
+	return Config{
+		Groups:      groups,
+		Latency:     500 * time.Microsecond,
+		StartJitter: 2 * time.Millisecond,
+	}
+}
+
+func (c Config) withDefaults() Config {
+	if c.Groups == 0 {
+		c.Groups = 1
+	}
+	if c.Seed == 0 {
+		c.Seed = DefaultSeed
+	}
+	if c.Capacity == 0 {
+		c.Capacity = DefaultCapacity
+	}
+	if c.Backend.New == nil {
+		c.Backend = DefaultBackend()
+	}
+	if c.CallsInFlight == 0 {
+		c.CallsInFlight = 1
+	}
+	if c.BatchInterval == 0 {
+		c.BatchInterval = time.Second
+	}
+	if c.BatchSize == 0 {
+		c.BatchSize = 100_000
+	}
+	if c.Tick == 0 {
+		c.Tick = DefaultTick
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.Groups < 1:
+		return fmt.Errorf("sim: Groups must be at least 1, got %d", c.Groups)
+	case !(c.Capacity > 0):
+		return fmt.Errorf("sim: Capacity must be positive, got %v", c.Capacity)
+	case c.Latency < 0 || c.StartJitter < 0 || c.BatchInterval <= 0 || c.Tick <= 0 || c.MaxWait < 0:
+		return fmt.Errorf("sim: durations must not be negative")
+	case c.BatchSize < 1:
+		return fmt.Errorf("sim: BatchSize must be at least 1, got %d", c.BatchSize)
+	case c.CallsInFlight < 1:
+		return fmt.Errorf("sim: CallsInFlight must be at least 1, got %d", c.CallsInFlight)
+	case c.MaxBuffered < 0:
+		return fmt.Errorf("sim: MaxBuffered must not be negative, got %d", c.MaxBuffered)
+	case c.Firing != FiringInterval && c.Firing != FiringStop:
+		return fmt.Errorf("sim: unknown Firing %v", c.Firing)
+	}
+	return nil
+}
+
+// ceiling is the most calls per second the groups can send at all:
+// Groups × CallsInFlight / Latency (+Inf without latency).
+func (c Config) ceiling() float64 {
+	if c.Latency <= 0 {
+		return inf
+	}
+	return float64(c.Groups*c.CallsInFlight) / c.Latency.Seconds()
+}

@@ -1,0 +1,166 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// Goal is what a throttle is to achieve in a Case. Zero fields set no goal.
+type Goal struct {
+	// MaxWaste bounds the share of calls sent that the backend rejects.
+	MaxWaste float64
+	// MinUtilisation is the least utilisation.
+	MinUtilisation float64
+	// MinOracleShare is the least utilisation as a share of the oracle's in
+	// the same case with as many groups.
+	MinOracleShare float64
+	// MinFairness is the least Jain's index of the groups' accepted calls
+	// under overload, checked with more than one group when measured (see
+	// Metrics.Fairness).
+	MinFairness float64
+	// NoClientRejects requires that no element be rejected by the client.
+	NoClientRejects bool
+	// RecoverWithin bounds the recovery time after the changes to the
+	// phases listed in Recover (indices into the scenario's Phases).
+	RecoverWithin time.Duration
+	Recover       []int
+	// AllSucceed requires every element to succeed by the end of the run
+	// (a bounded input).
+	AllSucceed bool
+	// MaxDrainFactor bounds Metrics.Drained as a multiple of
+	// Metrics.IdealDrain.
+	MaxDrainFactor float64
+}
+
+// Check is the outcome of one goal on one run.
+type Check struct {
+	Goal string // what is required, such as "waste ≤ 5.0 %"
+	Got  string // what the run achieved
+	Met  bool
+}
+
+// Check returns the goals of g against run r of scenario sc, in a fixed
+// order. oracle is the oracle's result in the same case with as many
+// groups, or nil if there is none (a MinOracleShare goal is then not met).
+func (g Goal) Check(sc Scenario, r Result, oracle *Result) []Check {
+	m := r.Metrics
+	var cs []Check
+	if g.MaxWaste > 0 {
+		cs = append(cs, Check{fmt.Sprintf("waste ≤ %s", percent(g.MaxWaste)), percent(m.Waste), m.Waste <= g.MaxWaste})
+	}
+	if g.MinUtilisation > 0 {
+		cs = append(cs, Check{fmt.Sprintf("utilisation ≥ %s", percent(g.MinUtilisation)), percent(m.Utilisation),
+			m.Utilisation >= g.MinUtilisation})
+	}
+	if g.MinOracleShare > 0 {
+		c := Check{Goal: fmt.Sprintf("utilisation ≥ %s of the oracle's", percent(g.MinOracleShare)), Got: "no oracle run"}
+		if oracle != nil {
+			share := ratio(m.Utilisation, oracle.Metrics.Utilisation)
+			c.Got, c.Met = fmt.Sprintf("%s (%s of %s)", percent(share), percent(m.Utilisation), percent(oracle.Metrics.Utilisation)),
+				share >= g.MinOracleShare
+		}
+		cs = append(cs, c)
+	}
+	if g.MinFairness > 0 && r.Groups > 1 && !math.IsNaN(m.Fairness) {
+		cs = append(cs, Check{fmt.Sprintf("fairness ≥ %.2f", g.MinFairness), fmt.Sprintf("%.3f", m.Fairness),
+			m.Fairness >= g.MinFairness})
+	}
+	if g.NoClientRejects {
+		cs = append(cs, Check{"no client rejects", fmt.Sprint(m.ClientRejected), m.ClientRejected == 0})
+	}
+	if g.AllSucceed {
+		o := r.Outcomes
+		cs = append(cs, Check{"every element succeeds", fmt.Sprintf("%d of %d", o.Success, o.Arrived), o.Success == o.Arrived})
+	}
+	if g.MaxDrainFactor > 0 {
+		c := Check{Goal: fmt.Sprintf("done within %.2f × %s", g.MaxDrainFactor, delayText(m.IdealDrain)), Got: "not done"}
+		if m.Drained >= 0 {
+			c.Got = fmt.Sprintf("%s (%.2f ×)", delayText(m.Drained), ratio(m.Drained.Seconds(), m.IdealDrain.Seconds()))
+			c.Met = m.Drained.Seconds() <= g.MaxDrainFactor*m.IdealDrain.Seconds()
+		}
+		cs = append(cs, c)
+	}
+	for _, i := range g.Recover {
+		rc := m.Recovery[i-1]
+		cs = append(cs, Check{
+			Goal: fmt.Sprintf("recovery at %s ≤ %d s", formatMinutes(sc.Phases[i].At), int(g.RecoverWithin/time.Second)),
+			Got:  recoveryText(rc),
+			Met:  rc.Measured && rc.Time >= 0 && rc.Time <= g.RecoverWithin,
+		})
+	}
+	return cs
+}
+
+// String lists the goals, as "waste ≤ 5.0 %, utilisation ≥ 97.0 %".
+func (g Goal) String() string {
+	var gs []string
+	if g.MaxWaste > 0 {
+		gs = append(gs, fmt.Sprintf("waste ≤ %s", percent(g.MaxWaste)))
+	}
+	if g.MinUtilisation > 0 {
+		gs = append(gs, fmt.Sprintf("utilisation ≥ %s", percent(g.MinUtilisation)))
+	}
+	if g.MinOracleShare > 0 {
+		gs = append(gs, fmt.Sprintf("utilisation ≥ %s of the oracle's", percent(g.MinOracleShare)))
+	}
+	if g.MinFairness > 0 {
+		gs = append(gs, fmt.Sprintf("fairness ≥ %.2f", g.MinFairness))
+	}
+	if g.NoClientRejects {
+		gs = append(gs, "no client rejects")
+	}
+	if g.AllSucceed {
+		gs = append(gs, "every element succeeds")
+	}
+	if g.MaxDrainFactor > 0 {
+		gs = append(gs, fmt.Sprintf("done within %.2f × the ideal time", g.MaxDrainFactor))
+	}
+	if len(g.Recover) > 0 {
+		gs = append(gs, fmt.Sprintf("recovery ≤ %d s", int(g.RecoverWithin/time.Second)))
+	}
+	return strings.Join(gs, ", ")
+}
+
+// validate reports whether g fits scenario sc.
+func (g Goal) validate(sc Scenario) error {
+	for _, i := range g.Recover {
+		if i < 1 || i >= len(sc.Phases) {
+			return fmt.Errorf("sim: Scenario %s: Goal.Recover index %d is not a phase change", sc.Name, i)
+		}
+	}
+	return nil
+}
+
+// Met reports whether every check is met.
+func Met(cs []Check) bool {
+	for _, c := range cs {
+		if !c.Met {
+			return false
+		}
+	}
+	return true
+}
+
+// Misses describes the checks not met, or "✓" if all are: "✗ waste 7.1 %
+// (≤ 5.0 %); utilisation 80.0 % (≥ 97.0 %)".
+func Misses(cs []Check) string {
+	var miss []string
+	for _, c := range cs {
+		if !c.Met {
+			miss = append(miss, fmt.Sprintf("%s: %s", c.Goal, c.Got))
+		}
+	}
+	if len(miss) == 0 {
+		return "✓"
+	}
+	return "✗ " + strings.Join(miss, "; ")
+}
+
+func fairnessText(f float64) string {
+	if math.IsNaN(f) {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", f)
+}
