@@ -45,27 +45,27 @@ type Options struct {
 	CallerOptions CallerOptions
 
 	// Throttle.
-	Mode              string // "sre" (default) or "paced"
-	Groups            int
-	BatchSize         int
-	BatchInterval     time.Duration
-	K                 float64
-	Window            string // "fixed" or "sliding"
-	ResetInterval     time.Duration
-	WindowSize        time.Duration
-	Bucket            time.Duration
-	Strategy          string
-	MaxAttempts       int
-	MaxAge            time.Duration
-	CallTimeout       time.Duration
-	CallsInFlight     int
-	MaxPayload        int
-	MaxBuffered       int
+	Mode          string // "sre" (default) or "paced"
+	Groups        int
+	BatchSize     int
+	BatchInterval time.Duration
+	K             float64
+	Window        string // "fixed" or "sliding"
+	ResetInterval time.Duration
+	WindowSize    time.Duration
+	Bucket        time.Duration
+	Strategy      string
+	MaxAttempts   int
+	MaxAge        time.Duration
+	CallTimeout   time.Duration
+	CallsInFlight int
+	MaxPayload    int
+	MaxBuffered   int
 	// MaxWait bounds how long an element waits in its group's queue under
 	// the postpone strategy: 0 means DefaultStreamingMaxWait for streaming
 	// sources (a subscription, GenerateRate) and no bound for bounded ones;
 	// NoMaxWait means no bound.
-	MaxWait time.Duration
+	MaxWait           time.Duration
 	FailuresAsRejects bool
 
 	// Sinks.
