@@ -59,10 +59,11 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	})
 	fs.Int64Var(&o.CallerOptions.MaxResponse, "max_response_bytes", 10<<20, "Largest response body the http caller accepts.")
 
-	fs.IntVar(&o.Groups, "groups", throttle.DefaultGroups, "Number of throttle groups (parallelism; each has its own throttle state).")
+	fs.IntVar(&o.Groups, "groups", throttle.DefaultGroups, "Number of throttle groups (parallelism; each has its own queue, and its own throttle state with --throttle_scope=group).")
 	fs.IntVar(&o.BatchSize, "batch_size", throttle.DefaultBatchSize, "Max elements a group processes per batch interval.")
 	fs.DurationVar(&o.BatchInterval, "batch_interval", throttle.DefaultBatchInterval, "How often a group with buffered elements processes a batch.")
-	fs.StringVar(&o.Mode, "throttle_mode", "sre", "Throttle algorithm: sre (SRE adaptive throttle, the default) or paced (keeps backend rejections near 2.5%, recovers in seconds).")
+	fs.StringVar(&o.Mode, "throttle_mode", DefaultMode, "Throttle algorithm: paced (the default: spaces calls at the rate the backend accepts and postpones the rest) or sre (the original tool's SRE throttle: rejects at random, about K times the accepted rate gets through).")
+	fs.StringVar(&o.Scope, "throttle_scope", "", "Which groups share one throttle: worker (all the groups on a worker pace together; the default with paced) or group (each group alone, its state in Beam state; the default with sre).")
 	fs.Float64Var(&o.K, "k", throttle.DefaultK, "SRE throttle multiplier K (> 0): the client sends at most about K times what the backend accepts.")
 	fs.StringVar(&o.Window, "window", "fixed", "Throttle counter window: fixed (reset every --reset_interval) or sliding (--window_size in --bucket buckets).")
 	fs.DurationVar(&o.ResetInterval, "reset_interval", throttle.DefaultResetInterval, "Fixed window: how often the counters are zeroed.")
@@ -102,7 +103,7 @@ func FlagGroups() []FlagGroup {
 		{"Source (exactly one of --input, --subscription, --generate)",
 			[]string{"input", "input_format", "subscription", "idle_timeout", "generate", "generate_rate"}},
 		{"Caller", []string{"caller", "url", "method", "content_type", "header", "header_env", "max_response_bytes"}},
-		{"Throttle", []string{"throttle_mode", "k", "window", "reset_interval", "window_size", "bucket",
+		{"Throttle", []string{"throttle_mode", "throttle_scope", "k", "window", "reset_interval", "window_size", "bucket",
 			"groups", "batch_size", "batch_interval", "calls_in_flight", "call_timeout",
 			"strategy", "max_attempts", "max_age", "max_wait", "max_buffered", "max_payload_bytes", "failures_as_rejects"}},
 		{"Outputs", []string{"output_prefix", "success_topic", "dead_letter_topic", "dead_letter_errors", "name"}},
@@ -183,6 +184,9 @@ func (o Options) Validate() error {
 	}
 	if _, err := adaptive.ParseMode(o.Mode); err != nil {
 		bad("throttle_mode", "want sre or paced, got %q", o.Mode)
+	}
+	if _, err := throttle.ParseScope(o.Scope); err != nil {
+		bad("throttle_scope", "want worker or group, got %q", o.Scope)
 	}
 	if st, err := throttle.ParseStrategy(o.Strategy); err != nil {
 		bad("strategy", "want postpone, route, drop or retry, got %q", o.Strategy)

@@ -45,7 +45,8 @@ type Options struct {
 	CallerOptions CallerOptions
 
 	// Throttle.
-	Mode          string // "sre" (default) or "paced"
+	Mode          string // "paced" ("" is DefaultMode) or "sre"
+	Scope         string // "worker", "group" or "" (the mode's default)
 	Groups        int
 	BatchSize     int
 	BatchInterval time.Duration
@@ -94,13 +95,15 @@ func (o Options) throttleOptions() ([]throttle.Option, error) {
 		return nil, err
 	}
 	ac := adaptive.Config{K: o.K, CountFailuresAsRejects: o.FailuresAsRejects}
-	if o.Mode != "" {
-		m, err := adaptive.ParseMode(o.Mode)
-		if err != nil {
-			return nil, fmt.Errorf("--throttle_mode: %w", err)
-		}
-		ac.Mode = m
+	mode := o.Mode
+	if mode == "" {
+		mode = DefaultMode
 	}
+	m, err := adaptive.ParseMode(mode)
+	if err != nil {
+		return nil, fmt.Errorf("--throttle_mode: %w", err)
+	}
+	ac.Mode = m
 	switch o.Window {
 	case "", "fixed":
 		ac.Window = adaptive.FixedReset
@@ -112,7 +115,11 @@ func (o Options) throttleOptions() ([]throttle.Option, error) {
 	default:
 		return nil, fmt.Errorf("--window: unknown window mode %q (want fixed or sliding)", o.Window)
 	}
-	opts := []throttle.Option{throttle.WithAdaptiveConfig(ac), throttle.WithStrategy(strategy)}
+	scope, err := throttle.ParseScope(o.Scope)
+	if err != nil {
+		return nil, err
+	}
+	opts := []throttle.Option{throttle.WithAdaptiveConfig(ac), throttle.WithStrategy(strategy), throttle.WithScope(scope)}
 	for _, c := range []struct {
 		set bool
 		opt throttle.Option
@@ -145,6 +152,9 @@ const (
 	// Bounded sources wait without bound: every element is tried, and the
 	// job takes as long as the quota needs.
 	DefaultStreamingMaxWait = 10 * time.Minute
+	// DefaultMode is --throttle_mode's default: the pacer
+	// (throttle.DefaultMode).
+	DefaultMode = "paced"
 )
 
 // maxWait resolves MaxWait for the source: the bound, or 0 for none.

@@ -73,7 +73,10 @@ func stopEmulator(srv *pstest.Server) {
 // baseOptions are fast throttle settings for tests.
 func baseOptions(t *testing.T) Options {
 	return Options{
-		Name: "test", Caller: "http", Project: project,
+		// The SRE mode routes at once what the backend refuses, which the
+		// tests of outputs and dead letters rely on; the default (paced)
+		// mode is tested by the throttle package and the load tests.
+		Name: "test", Caller: "http", Project: project, Mode: "sre",
 		Groups: 2, BatchSize: 50, BatchInterval: 50 * time.Millisecond, K: 2,
 		Window: "fixed", ResetInterval: time.Minute, Strategy: "route",
 		MaxAttempts: 3, MaxAge: time.Minute, CallTimeout: 5 * time.Second, CallsInFlight: 1,

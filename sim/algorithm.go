@@ -14,6 +14,8 @@ import (
 type Env struct {
 	// Group is the group's number in [0, Groups).
 	Group, Groups int
+	// Worker is the number of the group's worker in [0, Workers).
+	Worker, Workers int
 	// Rand returns uniform values in [0, 1), seeded per run and group.
 	Rand func() float64
 	// Start is the wall-clock time of the run's start, as the policy sees
@@ -35,9 +37,16 @@ type Algorithm struct {
 	Name string
 	// Description says what it is, in one line.
 	Description string
-	// New returns the Policy of one group. With Config.Persist it is also
-	// called after every firing, to restore the saved state into.
+	// New returns the Policy of one group, or with Shared of one worker.
+	// With Config.Persist it is also called after every firing, to restore
+	// the saved state into (not with Shared: a worker's policy lives in
+	// its memory).
 	New func(Env) adaptive.Policy
+	// Shared makes one Policy per worker (Config.Workers), which every
+	// group of the worker uses, as the transform's worker scope does. New
+	// is then called once per worker, with Env.Group the worker's first
+	// group.
+	Shared bool
 }
 
 // The standard policies.
@@ -56,6 +65,9 @@ const (
 	SREK2      = "sre-k2"
 	SREK11     = "sre-k1.1"
 	Pacer      = "pacer"
+	// PacerPerGroup is the Pacer with one per group (the transform's group
+	// scope).
+	PacerPerGroup = "pacer-per-group"
 	// PacedThrottler is the paced mode of issue 5, an adaptive.Throttler
 	// in ModePaced, that sends or rejects (the transform's paced mode now
 	// uses the Pacer).
@@ -71,6 +83,7 @@ const (
 func Algorithms() []Algorithm {
 	return []Algorithm{
 		PacerAlgorithm(),
+		PacerPerGroupAlgorithm(),
 		OriginalAlgorithm(),
 		AdaptiveAlgorithm(SREFixedK2, "SRE, K=2, all requests counted, fixed 1-minute window (the transform's default)",
 			adaptive.Config{K: 2, Window: adaptive.FixedReset}),
@@ -86,20 +99,40 @@ func Algorithms() []Algorithm {
 }
 
 // PacerAlgorithm is adaptive.Pacer as the transform's paced mode builds it
-// (transforms/throttle: PacerConfig{Groups: the number of groups}): it
-// spaces sends at its rate and postpones the rest; it never rejects.
+// (transforms/throttle, worker scope): one Pacer per worker, shared by the
+// worker's groups (adaptive.Shared, PacerConfig{Groups: 1}). It spaces the
+// worker's sends at its rate and postpones the rest; it never rejects.
 func PacerAlgorithm() Algorithm {
 	return Algorithm{
 		Name:        Pacer,
-		Description: "adaptive.Pacer as the transform's paced mode builds it (PacerConfig{Groups: G}): postpones, never rejects",
-		New: func(e Env) adaptive.Policy {
-			p, err := adaptive.NewPacer(adaptive.PacerConfig{Groups: e.Groups})
-			if err != nil {
-				panic(fmt.Sprintf("sim.PacerAlgorithm: %v", err)) // Groups ≥ 1 is valid
-			}
-			return p
+		Description: "adaptive.Pacer as the transform's paced mode builds it: one per worker, shared by its groups; postpones, never rejects",
+		Shared:      true,
+		New: func(Env) adaptive.Policy {
+			return adaptive.NewShared(newPacer(1))
 		},
 	}
+}
+
+// PacerPerGroupAlgorithm is adaptive.Pacer with one per group, as the
+// transform's group scope builds it (PacerConfig{Groups: G}): each group
+// paces alone, as groups on separate workers do.
+func PacerPerGroupAlgorithm() Algorithm {
+	return Algorithm{
+		Name:        PacerPerGroup,
+		Description: "adaptive.Pacer, one per group (the transform's group scope, PacerConfig{Groups: G}), as groups on separate workers pace",
+		New: func(e Env) adaptive.Policy {
+			return newPacer(e.Groups)
+		},
+	}
+}
+
+// newPacer returns a Pacer for groups pacers sharing a backend.
+func newPacer(groups int) *adaptive.Pacer {
+	p, err := adaptive.NewPacer(adaptive.PacerConfig{Groups: groups})
+	if err != nil {
+		panic(fmt.Sprintf("sim: %v", err)) // Groups ≥ 1 is valid
+	}
+	return p
 }
 
 // AdaptiveAlgorithm returns an Algorithm running an adaptive.Throttler with

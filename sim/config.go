@@ -8,8 +8,13 @@ import (
 // Config sets up the simulated system. The zero value means the documented
 // defaults.
 type Config struct {
-	// Groups is the number of groups, each with its own Policy. Zero means 1.
+	// Groups is the number of groups. Zero means 1.
 	Groups int
+	// Workers is the number of workers the groups are spread over (group
+	// i runs on worker i mod Workers). An Algorithm with Shared set has
+	// one Policy per worker, used by all its groups; the others have one
+	// per group. Zero means 1.
+	Workers int
 	// Seed seeds every random stream of a run; runs with the same Seed and
 	// Config are identical. Zero means DefaultSeed.
 	Seed uint64
@@ -37,6 +42,10 @@ type Config struct {
 	BatchSize int
 	// Firing selects the firing's model; the zero value is FiringInterval.
 	Firing FiringModel
+	// FiringWait is, with FiringInterval, how long a firing goes on
+	// deciding after its timer. Zero means a tenth of BatchInterval, as
+	// the transform does.
+	FiringWait time.Duration
 	// Tick is the shortest time after a Postpone that ends a firing before
 	// the group's next firing. Zero means DefaultTick.
 	Tick time.Duration
@@ -72,8 +81,8 @@ type FiringModel int
 
 const (
 	// FiringInterval is the transform's firing of issue 13
-	// (docs/design/postponement.md): a firing decides for at most one
-	// BatchInterval from its timer. A Postpone to a time before then
+	// (docs/design/postponement.md): a firing decides for at most
+	// FiringWait from its timer. A Postpone to a time before then
 	// waits for it inside the firing (MinWait at least), recording the
 	// answers that come meanwhile, so sends are spread over the interval
 	// at the policy's pace; a Postpone to a later time ends the firing's
@@ -124,6 +133,9 @@ func (c Config) withDefaults() Config {
 	if c.Groups == 0 {
 		c.Groups = 1
 	}
+	if c.Workers == 0 {
+		c.Workers = 1
+	}
 	if c.Seed == 0 {
 		c.Seed = DefaultSeed
 	}
@@ -139,6 +151,9 @@ func (c Config) withDefaults() Config {
 	if c.BatchInterval == 0 {
 		c.BatchInterval = time.Second
 	}
+	if c.FiringWait == 0 {
+		c.FiringWait = c.BatchInterval / 10
+	}
 	if c.BatchSize == 0 {
 		c.BatchSize = 100_000
 	}
@@ -152,9 +167,11 @@ func (c Config) validate() error {
 	switch {
 	case c.Groups < 1:
 		return fmt.Errorf("sim: Groups must be at least 1, got %d", c.Groups)
+	case c.Workers < 1 || c.Workers > c.Groups:
+		return fmt.Errorf("sim: Workers must be in [1, Groups], got %d", c.Workers)
 	case !(c.Capacity > 0):
 		return fmt.Errorf("sim: Capacity must be positive, got %v", c.Capacity)
-	case c.Latency < 0 || c.StartJitter < 0 || c.BatchInterval <= 0 || c.Tick <= 0 || c.MaxWait < 0:
+	case c.Latency < 0 || c.StartJitter < 0 || c.BatchInterval <= 0 || c.FiringWait <= 0 || c.Tick <= 0 || c.MaxWait < 0:
 		return fmt.Errorf("sim: durations must not be negative")
 	case c.BatchSize < 1:
 		return fmt.Errorf("sim: BatchSize must be at least 1, got %d", c.BatchSize)

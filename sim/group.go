@@ -48,7 +48,7 @@ type group struct {
 	// The current firing.
 	firing    bool
 	fireAt    time.Duration // its timer
-	deadline  time.Duration // FiringInterval: no decision from then on
+	deadline  time.Duration // FiringInterval: no wait for a Postpone beyond it
 	now       time.Duration // time of its last event
 	resume    time.Duration // earliest time of its next decision (a start jitter, a wait)
 	budget    int           // decisions left
@@ -135,7 +135,7 @@ func (g *group) startFiring(t time.Duration) {
 	r := g.r
 	g.armed = false
 	g.firing, g.fireAt, g.now, g.resume = true, t, t, t
-	g.deadline = t + r.cfg.BatchInterval
+	g.deadline = t + r.cfg.FiringWait
 	g.deciding, g.postponed = true, false
 	g.budget = r.cfg.BatchSize
 	g.expire(t)
@@ -205,7 +205,7 @@ func (g *group) decide() error {
 	r := g.r
 	interval := r.cfg.Firing == FiringInterval
 	for g.firing && g.deciding && g.inFlight() < r.cfg.CallsInFlight && g.resume <= g.now {
-		if g.budget == 0 || interval && g.now >= g.deadline {
+		if g.budget == 0 {
 			g.deciding = false
 			break
 		}
@@ -218,7 +218,7 @@ func (g *group) decide() error {
 		if d.Verdict == adaptive.Postpone {
 			r.series.Postponed[r.second(g.now)]++
 			retry := d.RetryAt.Sub(r.start)
-			if interval && retry < g.deadline {
+			if interval && retry < g.deadline && g.now < g.deadline {
 				g.resume = max(retry, g.now+MinWait)
 				continue
 			}
@@ -308,7 +308,7 @@ func (g *group) endFiring() error {
 		g.fresh = append(g.fresh[:0], g.fresh[g.head:]...)
 		g.head = 0
 	}
-	if r.cfg.Persist {
+	if r.cfg.Persist && !r.alg.Shared {
 		if err := g.persist(); err != nil {
 			return err
 		}

@@ -139,7 +139,7 @@ func TestGroupLoop(t *testing.T) {
 			outcomes: sim.Outcomes{Arrived: 3, Success: 3},
 		},
 		{
-			name: "a postpone within the batch interval waits inside the firing", arrivals: []time.Duration{0, 0, 1100 * ms},
+			name: "a postpone within the firing's wait waits inside the firing", arrivals: []time.Duration{0, 0, 1100 * ms},
 			decide: postponeFirst(0, 1300*ms),
 			// The third element arrived after the firing's timer: it waits
 			// for the next firing.
@@ -161,7 +161,7 @@ func TestGroupLoop(t *testing.T) {
 			outcomes: sim.Outcomes{Arrived: 3, Success: 3},
 		},
 		{
-			name: "a firing decides for one batch interval at most", arrivals: at(5, 0),
+			name: "a firing that sends goes on past its wait, and the next one waits for it", arrivals: at(5, 0),
 			cfg: sim.Config{Latency: 300 * ms}, decide: send,
 			// The answer of 2.2 s comes after the interval: the next firing,
 			// due at 2 s, starts then.
@@ -283,6 +283,9 @@ func TestGroupLoop(t *testing.T) {
 				return pol
 			}}
 			cfg := tc.cfg
+			if cfg.FiringWait == 0 {
+				cfg.FiringWait = time.Second // the whole batch interval: the cases below read more simply
+			}
 			cfg.Backend = sim.BackendModel{Name: "scripted", New: func(sim.Capacity) sim.Backend {
 				return &scripted{answers: slices.Clone(tc.answers)}
 			}}

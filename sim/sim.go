@@ -40,7 +40,8 @@
 //
 // Elements arrive as a Poisson process at the offered rate, spread evenly
 // over Config.Groups groups. Each group has a FIFO queue of elements, a
-// timer and a Policy, and runs the transform's loop:
+// timer and a Policy (its own, or, for an Algorithm with Shared, the one of
+// its worker: Config.Workers), and runs the transform's loop:
 //
 //   - An element arriving at a group whose backlog holds
 //     Config.MaxBuffered elements is client-rejected at once. One arriving
@@ -54,7 +55,7 @@
 //     in order of arrival, and asks the Policy about each: Decide(now,
 //     calls in flight). Send sends it; Reject client-rejects it (final);
 //     Postpone keeps it at the head. With FiringInterval (the default, the
-//     transform of issue 13) a firing decides until t + BatchInterval: a
+//     transform of issue 13) a firing decides until t + Config.FiringWait: a
 //     Postpone to a time before then waits for it inside the firing, one
 //     to a later time ends the decisions and sets the next firing to
 //     max(Decision.RetryAt, now + Config.Tick). With FiringStop a firing
@@ -98,6 +99,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
 // inf is +Inf.
@@ -292,13 +295,25 @@ func Run(sc Scenario, alg Algorithm, cfg Config) (Result, error) {
 	groups := make([]*group, cfg.Groups)
 	perGroup := cfg.Capacity / float64(cfg.Groups)
 	next := r.backend.NextAvailable
+	shared := make([]adaptive.Policy, cfg.Workers)
 	for i := range groups {
 		env := Env{
-			Group: i, Groups: cfg.Groups, Rand: stream(cfg.Seed, i, streamPolicy).Float64, Start: epoch,
+			Group: i, Groups: cfg.Groups, Worker: i % cfg.Workers, Workers: cfg.Workers,
+			Rand: stream(cfg.Seed, i, streamPolicy).Float64, Start: epoch,
 			BatchInterval: cfg.BatchInterval, CallsInFlight: cfg.CallsInFlight, Tick: cfg.Tick,
 			NextAvailable: next,
 		}
-		g := &group{r: r, id: i, env: env, pol: alg.New(env), jitter: stream(cfg.Seed, i, streamJitter)}
+		var pol adaptive.Policy
+		switch {
+		case !alg.Shared:
+			pol = alg.New(env)
+		case shared[env.Worker] == nil:
+			shared[env.Worker] = alg.New(env)
+			fallthrough
+		default:
+			pol = shared[env.Worker]
+		}
+		g := &group{r: r, id: i, env: env, pol: pol, jitter: stream(cfg.Seed, i, streamJitter)}
 		if sc.Arrivals != nil {
 			var ts []time.Duration
 			for j := i; j < len(sc.Arrivals); j += cfg.Groups {

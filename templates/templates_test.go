@@ -80,6 +80,7 @@ var wrongValues = map[string][]string{
 	"batch_interval":      {"1", "0.5", "1 second"},
 	"calls_in_flight":     {"0", "-1"},
 	"throttle_mode":       {"adaptive", "SRE"},
+	"throttle_scope":      {"process", "Worker"},
 	"k":                   {"-1", "two"},
 	"window":              {"tumbling", "Fixed"},
 	"reset_interval":      {"60", "1 minute"},

@@ -21,25 +21,27 @@ import (
 //   - Increase: after a decrease the rate follows a cubic curve in the time
 //     since, as TCP CUBIC's window does: back to the rate before the
 //     decrease (the ceiling) after Recover, flat around it, then faster and
-//     faster above it. Near the last point of congestion it probes gently,
-//     so several groups sharing a backend waste little; far from it,
-//     capacity that grew is found within a few Recover.
+//     faster above it (30 % above it another Recover later). Near the last
+//     point of congestion it probes gently, so little is wasted; far from
+//     it, capacity that grew is found within a few Recover.
 //   - Dark spells: after a decrease the rate stays put until a request sent
-//     since is accepted, and each further rejection cuts it again, so a
-//     backend that rejects everything (a fixed quota window used up, an
-//     outage) is probed ever more rarely. When the backend rejected
-//     everything through several decreases in a row, the first accepted
-//     answer puts the rate back at Beta of the rate where the spell began,
-//     rather than climbing from the bottom.
+//     since is accepted. Until then the Pacer probes with one request at a
+//     time (no other is let through while one is unanswered), and each
+//     further rejection backs off to Backoff of the rate, down to MinRate,
+//     so a backend that rejects everything (a used-up quota window, an
+//     outage) costs few rejected calls and is found again within 1/MinRate.
+//     When the backend rejected everything through several decreases in a
+//     row, the first accepted answer puts the rate back at Beta of the rate
+//     where the spell began, rather than climbing from the bottom.
 //   - Retry-After: a rejection that carries one blocks sending until then,
 //     less RetryAfterSlack (Retry-After is commonly rounded up to whole
 //     seconds).
 //   - Idle time does not raise the rate: the curve advances only while
 //     requests wait for their slot.
 //
-// A group that shares a backend with others gets a share of it that grows
-// with how often it sees a rejection, and a group sending more sees more
-// of them, so groups even out (Jain's index near 1 on the simulator).
+// The transform gives every group of a worker one Pacer (see [Shared]), so
+// the worker's calls are one evenly spaced stream; groups with a Pacer each
+// (PacerConfig.Groups) share a backend less well: see docs/sim/results.md.
 //
 // The zero value is not usable; make one with [NewPacer].
 type Pacer struct {
@@ -56,6 +58,8 @@ type Pacer struct {
 	dark    bool    // no accepted answer since the last decrease
 	cuts    int64   // decreases since the last accepted answer
 	spell   float64 // the ceiling before the first decrease of a dark spell
+	out     int64   // requests let through and not answered yet
+	sent    int64   // time of the last request let through
 	held    int64   // recent Decide calls that postponed (for Probability)
 	asked   int64   // recent Decide calls
 }
@@ -66,12 +70,16 @@ type PacerConfig struct {
 	// StartRate is the rate, in requests per second, at which slow start
 	// begins. Zero means DefaultStartRate.
 	StartRate float64
-	// Beta is the share of the rate kept by a decrease, in (0, 1). Zero
-	// means DefaultBeta.
+	// Beta is the share of the rate kept by the first decrease of a
+	// congestion, in (0, 1). Zero means DefaultBeta.
 	Beta float64
 	// Recover is how long the cubic curve takes to climb back to the rate
 	// before a decrease. Zero means DefaultRecover.
 	Recover time.Duration
+	// Backoff is the share of the rate kept by each further decrease
+	// while the backend still rejects everything after one, in (0, 1].
+	// Zero means DefaultBackoff.
+	Backoff float64
 	// MinRate is the lowest rate, in requests per second. Zero means
 	// DefaultPacerMinRate.
 	MinRate float64
@@ -83,15 +91,19 @@ type PacerConfig struct {
 	Groups int
 }
 
-// Defaults of PacerConfig.
+// Defaults of PacerConfig, chosen on the whole simulator suite
+// (docs/sim/results.md), not on one scenario.
 const (
-	DefaultStartRate = 1.0
-	DefaultBeta      = 0.7
+	DefaultStartRate = 5.0
+	DefaultBeta      = 0.9
 	DefaultRecover   = 3 * time.Second
-	// DefaultPacerMinRate is PacerConfig.MinRate's default: one request a
-	// minute, so that a group keeps probing a backend that rejects
-	// everything without Retry-After.
-	DefaultPacerMinRate = 1.0 / 60
+	DefaultBackoff   = 0.7
+	// DefaultPacerMinRate is PacerConfig.MinRate's default: one request
+	// every 5 seconds, so that a pacer keeps probing a backend that rejects
+	// everything without Retry-After (an outage, a used-up quota window)
+	// and finds it back within seconds, at a cost of at most 12 rejected
+	// requests a minute.
+	DefaultPacerMinRate = 1.0 / 5
 )
 
 // withDefaults fills zero fields.
@@ -108,6 +120,9 @@ func (c PacerConfig) withDefaults() PacerConfig {
 	if c.MinRate == 0 {
 		c.MinRate = DefaultPacerMinRate
 	}
+	if c.Backoff == 0 {
+		c.Backoff = DefaultBackoff
+	}
 	if c.Groups == 0 {
 		c.Groups = 1
 	}
@@ -123,6 +138,8 @@ func (c PacerConfig) Validate() error {
 		return fmt.Errorf("adaptive: PacerConfig.StartRate must be in (0, %v], got %v", maxRate, c.StartRate)
 	case !(d.Beta > 0 && d.Beta < 1):
 		return fmt.Errorf("adaptive: PacerConfig.Beta must be in (0, 1), got %v", c.Beta)
+	case !(d.Backoff > 0 && d.Backoff <= 1):
+		return fmt.Errorf("adaptive: PacerConfig.Backoff must be in (0, 1], got %v", c.Backoff)
 	case d.Recover <= 0:
 		return fmt.Errorf("adaptive: PacerConfig.Recover must be positive, got %v", c.Recover)
 	case !(d.MinRate > 0) || d.MinRate > d.StartRate:
@@ -161,7 +178,11 @@ func (p *Pacer) curve(n int64) float64 {
 		return min(p.cfg.StartRate*math.Exp2(t), maxRate)
 	}
 	x := t/(p.cfg.Recover.Seconds()*float64(p.cfg.Groups)) - 1
-	r := p.ceil * (1 + (1-p.cfg.Beta)*x*x*x)
+	a := 1 - p.cfg.Beta // below the ceiling: back from Beta·ceil
+	if x > 0 {
+		a = probeGain // above it: probing for more
+	}
+	r := p.ceil * (1 + a*x*x*x)
 	return min(max(r, p.cfg.MinRate), maxRate)
 }
 
@@ -180,6 +201,13 @@ func (p *Pacer) Decide(now time.Time, _ int) Decision {
 		p.last = n
 		return Decision{Verdict: Postpone, RetryAt: time.Unix(0, p.next), Probability: p.share()}
 	}
+	if p.dark && p.out > 0 && n-p.sent < int64(p.cfg.Recover) {
+		// Rejected since the last decrease: probe with one request at a
+		// time, asking again a slot later.
+		p.held++
+		p.last = n
+		return Decision{Verdict: Postpone, RetryAt: time.Unix(0, n+int64(1e9/p.rate)), Probability: p.share()}
+	}
 	// Time since the slot and since the last limited decision was idle:
 	// shift the curve so that it does not climb while nothing waits.
 	if idle := n - max(p.next, p.last); idle > 0 && p.asked > 1 {
@@ -189,7 +217,8 @@ func (p *Pacer) Decide(now time.Time, _ int) Decision {
 		p.rate = p.curve(n)
 	}
 	p.next = n + int64(1e9/p.rate) // no burst: the next slot is a full spacing away
-	p.last = n
+	p.last, p.sent = n, n
+	p.out++
 	p.decay()
 	return Decision{Verdict: Send}
 }
@@ -215,6 +244,7 @@ func (p *Pacer) decay() {
 func (p *Pacer) Record(now time.Time, a Answer) {
 	n := unixNanos(now)
 	p.start(n)
+	p.out = max(p.out-1, 0)
 	switch a.Outcome {
 	case Throttled:
 		if ra := a.RetryAfter - RetryAfterSlack; ra > 0 {
@@ -230,8 +260,12 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 		if p.ceil == 0 || !p.dark {
 			p.spell = r // a new congestion: remember where it began
 		}
+		cut := p.cfg.Beta
+		if p.dark {
+			cut = p.cfg.Backoff // still rejected after a decrease: back off
+		}
 		p.ceil = r
-		p.rate = max(r*p.cfg.Beta, p.cfg.MinRate)
+		p.rate = max(r*cut, p.cfg.MinRate)
 		p.epoch, p.cutAt = n, n
 		p.dark = true
 		p.cuts++
@@ -257,14 +291,21 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 func (p *Pacer) Rate() float64 { return p.rate }
 
 // pacerVersion is the version byte of the Pacer's state encoding.
-const pacerVersion = 0x21 // high nibble: the policy (2, the pacer); low: the version
+const pacerVersion = 0x22 // high nibble: the policy (2, the pacer); low: the version
+
+// probeGain shapes the cubic curve above the ceiling: Recover after
+// reaching it the rate is (1 + probeGain) × the ceiling.
+var probeGain = 0.3
+
+// pacerWords is the number of 8-byte words of the Pacer's state.
+const pacerWords = 13
 
 // ErrState is returned by UnmarshalBinary for state it does not recognise.
 var ErrState = errors.New("adaptive: unrecognised policy state")
 
 // MarshalBinary encodes the Pacer's state, versioned.
 func (p *Pacer) MarshalBinary() ([]byte, error) {
-	b := make([]byte, 0, 2+8*12)
+	b := make([]byte, 0, 2+8*pacerWords)
 	b = append(b, pacerVersion)
 	var flags byte
 	if p.started {
@@ -277,7 +318,7 @@ func (p *Pacer) MarshalBinary() ([]byte, error) {
 	for _, f := range []float64{p.rate, p.ceil, p.spell} {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f))
 	}
-	for _, v := range []int64{p.epoch, p.next, p.last, p.blocked, p.cutAt, p.cuts, p.held, p.asked} {
+	for _, v := range []int64{p.epoch, p.next, p.last, p.blocked, p.cutAt, p.cuts, p.held, p.asked, p.out, p.sent} {
 		b = binary.LittleEndian.AppendUint64(b, uint64(v))
 	}
 	return b, nil
@@ -292,7 +333,7 @@ func (p *Pacer) UnmarshalBinary(data []byte) error {
 	if len(data) == 0 {
 		return nil
 	}
-	if len(data) != 2+8*11 || data[0] != pacerVersion {
+	if len(data) != 2+8*pacerWords || data[0] != pacerVersion {
 		return ErrState
 	}
 	q := Pacer{cfg: cfg, started: data[1]&1 != 0, dark: data[1]&2 != 0}
@@ -300,13 +341,13 @@ func (p *Pacer) UnmarshalBinary(data []byte) error {
 	f := func() float64 { v := math.Float64frombits(binary.LittleEndian.Uint64(d)); d = d[8:]; return v }
 	i := func() int64 { v := int64(binary.LittleEndian.Uint64(d)); d = d[8:]; return v }
 	q.rate, q.ceil, q.spell = f(), f(), f()
-	q.epoch, q.next, q.last, q.blocked, q.cutAt, q.cuts, q.held, q.asked = i(), i(), i(), i(), i(), i(), i(), i()
+	q.epoch, q.next, q.last, q.blocked, q.cutAt, q.cuts, q.held, q.asked, q.out, q.sent = i(), i(), i(), i(), i(), i(), i(), i(), i(), i()
 	for _, v := range []float64{q.rate, q.ceil, q.spell} {
 		if math.IsNaN(v) || v < 0 || v > maxRate {
 			return ErrState
 		}
 	}
-	if q.started && !(q.rate > 0) || q.cuts < 0 || q.held < 0 || q.asked < q.held {
+	if q.started && !(q.rate > 0) || q.cuts < 0 || q.held < 0 || q.asked < q.held || q.out < 0 {
 		return ErrState
 	}
 	*p = q

@@ -33,7 +33,7 @@ func sendAll(p *Pacer, start, end, step time.Duration) []time.Duration {
 }
 
 func TestPacerSpacesSends(t *testing.T) {
-	p := newTestPacer(t, PacerConfig{StartRate: 10})
+	p := newTestPacer(t, PacerConfig{StartRate: 10, Beta: 0.7})
 	// One rejection ends slow start at 10/s; the rate is then 7/s and
 	// climbs back to 10/s over Recover.
 	if d := p.Decide(at(0), 0); d.Verdict != Send {
@@ -76,7 +76,7 @@ func TestPacerSlowStartDoubles(t *testing.T) {
 }
 
 func TestPacerDecreasesOncePerCongestion(t *testing.T) {
-	p := newTestPacer(t, PacerConfig{StartRate: 100})
+	p := newTestPacer(t, PacerConfig{StartRate: 100, Beta: 0.7, Backoff: 0.7})
 	var sent []time.Time
 	for d := time.Duration(0); d < 100*time.Millisecond; d += time.Millisecond {
 		if p.Decide(at(d), len(sent)).Verdict == Send {
@@ -102,7 +102,7 @@ func TestPacerDecreasesOncePerCongestion(t *testing.T) {
 }
 
 func TestPacerCubicRecovery(t *testing.T) {
-	p := newTestPacer(t, PacerConfig{StartRate: 50, Recover: 2 * time.Second})
+	p := newTestPacer(t, PacerConfig{StartRate: 50, Beta: 0.7, Recover: 2 * time.Second})
 	p.Decide(at(0), 0)
 	p.Record(at(0), Answer{Outcome: Throttled, Sent: at(0)})
 	p.Record(at(0), Answer{Outcome: Accepted, Sent: at(0)})
@@ -124,7 +124,7 @@ func TestPacerCubicRecovery(t *testing.T) {
 }
 
 func TestPacerDarkSpell(t *testing.T) {
-	p := newTestPacer(t, PacerConfig{StartRate: 20})
+	p := newTestPacer(t, PacerConfig{StartRate: 20, Beta: 0.7, Backoff: 0.7})
 	p.Decide(at(0), 0)
 	// A used-up quota window: everything is rejected through three
 	// decreases, then the window resets.
@@ -152,7 +152,7 @@ func TestPacerDarkSpell(t *testing.T) {
 }
 
 func TestPacerRetryAfterBlocks(t *testing.T) {
-	p := newTestPacer(t, PacerConfig{StartRate: 100})
+	p := newTestPacer(t, PacerConfig{StartRate: 100, Beta: 0.7, Backoff: 0.7})
 	p.Decide(at(0), 0)
 	p.Record(at(10*time.Millisecond), Answer{Outcome: Throttled, Sent: at(0), RetryAfter: 5 * time.Second})
 	d := p.Decide(at(time.Second), 0)
@@ -266,7 +266,7 @@ func TestPacerConfigValidate(t *testing.T) {
 		{PacerConfig{Beta: 1}, "Beta"},
 		{PacerConfig{Beta: math.NaN()}, "Beta"},
 		{PacerConfig{Recover: -time.Second}, "Recover"},
-		{PacerConfig{MinRate: 5}, "MinRate"},
+		{PacerConfig{MinRate: 6}, "MinRate"},
 	}
 	for _, tc := range tests {
 		err := tc.cfg.Validate()
@@ -286,4 +286,56 @@ func contains(s, sub string) bool {
 		}
 	}
 	return false
+}
+
+func TestPacerDarkSpellBacksOff(t *testing.T) {
+	tests := []struct {
+		beta, backoff float64
+	}{
+		{0.9, 0.7},
+		{0.9, 0.5},
+		{0.7, 0.7},
+	}
+	for _, tc := range tests {
+		p := newTestPacer(t, PacerConfig{StartRate: 100, Beta: tc.beta, Backoff: tc.backoff})
+		p.Decide(at(0), 0)
+		p.Record(at(time.Millisecond), Answer{Outcome: Throttled, Sent: at(0)})
+		first := p.Rate()
+		if want := tc.beta * 100; math.Abs(first-want) > 1 {
+			t.Errorf("β %v: rate %v after the first rejection, want about %v", tc.beta, first, want)
+		}
+		// Still rejected after the decrease: each further rejection backs off.
+		p.Record(at(50*time.Millisecond), Answer{Outcome: Throttled, Sent: at(20 * time.Millisecond)})
+		if got, want := p.Rate(), tc.backoff*first; math.Abs(got-want) > 1e-6 {
+			t.Errorf("β %v, backoff %v: rate %v after a further rejection, want %v", tc.beta, tc.backoff, got, want)
+		}
+	}
+}
+
+func TestPacerProbesOneAtATimeWhenDark(t *testing.T) {
+	p := newTestPacer(t, PacerConfig{StartRate: 100})
+	p.Decide(at(0), 0)
+	p.Record(at(time.Millisecond), Answer{Outcome: Throttled, Sent: at(0)})
+	// Dark: the next slot sends one probe…
+	var probe time.Time
+	for d := 2 * time.Millisecond; d < 100*time.Millisecond; d += time.Millisecond {
+		if p.Decide(at(d), 0).Verdict == Send {
+			probe = at(d)
+			break
+		}
+	}
+	if probe.IsZero() {
+		t.Fatal("no probe within 100ms of the decrease")
+	}
+	// …and nothing more until it is answered, however many slots pass.
+	for d := time.Duration(0); d < 500*time.Millisecond; d += time.Millisecond {
+		if v := p.Decide(probe.Add(d+time.Millisecond), 0).Verdict; v != Postpone {
+			t.Fatalf("decision %v after the probe, before its answer: %v, want Postpone", d, v)
+		}
+	}
+	p.Record(probe.Add(501*time.Millisecond), Answer{Outcome: Accepted, Sent: probe})
+	next := probe.Add(502 * time.Millisecond)
+	if v := p.Decide(next, 0).Verdict; v != Send {
+		t.Errorf("decision after the probe was accepted: %v, want Send", v)
+	}
 }

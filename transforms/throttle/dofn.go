@@ -57,11 +57,14 @@ type throttleFn struct {
 	MaxBuffered   int
 	MaxWait       time.Duration
 	Groups        int
+	Scope         Scope
+	ID            string // the transform's, for its worker-scope policy
 
 	caller     reflect.Value
 	invoker    *invoker
 	classifier clientcall.Classifier
 	policy     adaptive.Policy
+	shared     bool // policy is the worker's (ScopeWorker), not saved per group
 	src        *rand.PCG
 	rng        *rand.Rand
 }
@@ -91,7 +94,12 @@ func (f *throttleFn) Setup(ctx context.Context) error {
 	}
 	f.src = rand.NewPCG(rand.Uint64(), rand.Uint64())
 	f.rng = rand.New(f.src)
-	if f.policy, err = f.newPolicy(); err != nil {
+	if f.Scope == ScopeWorker {
+		if f.policy, err = workerPolicies.acquire(f.ID, f.newWorkerPolicy); err != nil {
+			return err
+		}
+		f.shared = true
+	} else if f.policy, err = f.newPolicy(f.rng.Float64, max(f.Groups, 1)); err != nil {
 		return err
 	}
 	log.Infof(ctx, "throttle: caller %v ready: batches of %d every %v, mode %v, strategy %s",
@@ -99,21 +107,41 @@ func (f *throttleFn) Setup(ctx context.Context) error {
 	return nil
 }
 
-// newPolicy makes the group's policy for the mode: the pacer, or the SRE
-// throttle (which postpones by a batch interval under the Postpone
-// strategy instead of rejecting).
-func (f *throttleFn) newPolicy() (adaptive.Policy, error) {
+// newPolicy makes a policy for the mode: the pacer (for groups pacers
+// sharing the backend), or the SRE throttle drawing from rnd (which
+// postpones by a batch interval under the Postpone strategy instead of
+// rejecting).
+func (f *throttleFn) newPolicy(rnd func() float64, groups int) (adaptive.Policy, error) {
 	if f.Adaptive.Mode == adaptive.ModePaced {
-		return adaptive.NewPacer(adaptive.PacerConfig{Groups: max(f.Groups, 1)})
+		return adaptive.NewPacer(adaptive.PacerConfig{Groups: groups})
 	}
 	var postpone time.Duration
 	if f.Strategy == Postpone {
 		postpone = f.BatchInterval
 	}
-	return adaptive.NewSRE(f.Adaptive, f.rng.Float64, postpone)
+	return adaptive.NewSRE(f.Adaptive, rnd, postpone)
+}
+
+// newWorkerPolicy makes the worker's policy (ScopeWorker): one pacer for
+// all the groups of the worker, or an SRE throttle with a random source of
+// its own (used only under the policy's lock).
+func (f *throttleFn) newWorkerPolicy() (adaptive.Policy, error) {
+	seed := rand.Uint64()
+	if f.HasSeed {
+		seed = f.Seed
+	}
+	p, err := f.newPolicy(rand.New(rand.NewPCG(seed, 0x5ca1ab1e)).Float64, 1)
+	if err != nil {
+		return nil, err
+	}
+	return adaptive.NewShared(p), nil
 }
 
 func (f *throttleFn) Teardown(ctx context.Context) error {
+	if f.shared {
+		workerPolicies.release(f.ID)
+		f.shared = false
+	}
 	if f.caller.IsValid() {
 		if t, ok := f.caller.Interface().(clientcall.Teardowner); ok {
 			return t.Teardown(ctx)
@@ -130,6 +158,11 @@ type queueMeta struct {
 	Head, Tail int64
 	Size       int64
 	Armed      int64
+	// Skew is the throttle's clock minus the wall clock at the last firing
+	// (nanos): the runner's processing time may run ahead of the wall
+	// clock (a synthetic clock in tests). Elements joining the queue are
+	// stamped with the wall clock plus Skew.
+	Skew int64
 }
 
 // maxScan bounds how many stored batches one firing looks at.
@@ -159,6 +192,10 @@ func (f *throttleFn) ProcessElement(ctx context.Context, sp state.Provider, tp t
 		if len(b.Items) == 0 {
 			return nil
 		}
+	}
+	since := time.Now().UnixNano() + meta.Skew
+	for i := range b.Items {
+		b.Items[i].Since = since
 	}
 	if err := f.Queue.Put(sp, meta.Tail, b); err != nil {
 		return err
@@ -238,12 +275,14 @@ func (f *throttleFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Pr
 	if err != nil {
 		return err
 	}
-	saved, _, err := f.PolicyState.Read(sp)
-	if err != nil {
-		return err
-	}
-	if err := f.policy.UnmarshalBinary(saved); err != nil {
-		log.Warnf(ctx, "throttle: group %q: discarding unreadable throttle state: %v", key, err)
+	if !f.shared {
+		saved, _, err := f.PolicyState.Read(sp)
+		if err != nil {
+			return err
+		}
+		if err := f.policy.UnmarshalBinary(saved); err != nil {
+			log.Warnf(ctx, "throttle: group %q: discarding unreadable throttle state: %v", key, err)
+		}
 	}
 	if f.HasSeed {
 		h := fnv.New64a()
@@ -253,12 +292,14 @@ func (f *throttleFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Pr
 
 	fr.run(items)
 
-	b, err := f.policy.MarshalBinary()
-	if err != nil {
-		return err
-	}
-	if err := f.PolicyState.Write(sp, b); err != nil {
-		return err
+	if !f.shared {
+		b, err := f.policy.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		if err := f.PolicyState.Write(sp, b); err != nil {
+			return err
+		}
 	}
 	// What goes back keeps its place at the head of the queue, oldest
 	// first: it is older than everything behind it.
@@ -271,6 +312,7 @@ func (f *throttleFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Pr
 		fr.t.postponed += int64(len(fr.rest))
 	}
 	meta.Armed = 0
+	meta.Skew = fr.fire.UnixNano() - fr.wall.UnixNano()
 	if meta.Size > 0 {
 		next := fr.fire.Add(f.BatchInterval)
 		if !fr.retryAt.IsZero() {
@@ -342,7 +384,7 @@ func (fr *firing) run(items []item) {
 	deadline := fr.fire.Add(f.BatchInterval / spreadParts)
 	answers := make(chan answer, f.CallsInFlight)
 	for i := range items {
-		if items[i].Since == 0 {
+		if items[i].Since == 0 { // queued by an older version
 			items[i].Since = fr.fire.UnixNano()
 		}
 	}
@@ -373,7 +415,7 @@ func (fr *firing) run(items []item) {
 			}(i, now, d.Probability, it.Payload)
 			i++
 		case adaptive.Postpone:
-			if d.RetryAt.Before(deadline) {
+			if d.RetryAt.Before(deadline) && now.Before(deadline) {
 				// Wait for the slot, taking answers meanwhile.
 				wait := time.NewTimer(d.RetryAt.Sub(now))
 			waiting:

@@ -19,7 +19,7 @@ type item struct {
 	Attempts  int
 	First     int64 // unix micros of the first attempt
 	NotBefore int64 // unix nanos before which it is not retried
-	Since     int64 // unix nanos, by the throttle's clock, of the first firing that took it (MaxWait counts from it)
+	Since     int64 // unix nanos, by the throttle's clock, when it joined its group's queue (MaxWait counts from it)
 	// Last throttling outcome, kept for the record of an element that runs
 	// out of retries.
 	LastOutcome Outcome

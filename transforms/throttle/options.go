@@ -55,11 +55,46 @@ func ParseStrategy(s string) (Strategy, error) {
 	return "", fmt.Errorf("throttle: unknown strategy %q (want route, drop, retry or postpone)", s)
 }
 
+// Scope says which groups share one throttling policy.
+type Scope string
+
+// The scopes.
+const (
+	// ScopeWorker gives every group of the transform on a worker (one
+	// process: a Dataflow or portable-runner SDK harness, or the process
+	// running Prism) one policy, which they use together: the worker's
+	// sends are paced as one stream, a 429 slows all its groups, and the
+	// groups share the slots evenly. The policy lives in the worker's
+	// memory, not in Beam state; a restarted worker starts it afresh. The
+	// default in ModePaced.
+	ScopeWorker Scope = "worker"
+	// ScopeGroup gives each group its own policy, kept in the group's Beam
+	// state between firings, so it follows the group from worker to
+	// worker. Each group decides from what it saw alone. The default in
+	// ModeSRE, as in the original tool.
+	ScopeGroup Scope = "group"
+)
+
+// ParseScope parses "worker" or "group". "" is the mode's default: worker
+// in ModePaced, group in ModeSRE.
+func ParseScope(s string) (Scope, error) {
+	switch Scope(s) {
+	case "", ScopeWorker, ScopeGroup:
+		return Scope(s), nil
+	}
+	return "", fmt.Errorf("throttle: unknown scope %q (want worker or group)", s)
+}
+
 // Defaults of the options. The throughput ceiling of one group is
 // BatchSize / BatchInterval calls per second (with CallsInFlight 1 and a
 // fast backend), so the ceiling of the transform is Groups × that.
 const (
-	DefaultGroups        = 1
+	DefaultGroups = 1
+	// DefaultMode is the pacer: it postpones what it cannot send now and
+	// holds up on every backend of the simulator (docs/sim/results.md),
+	// where the SRE throttle wastes 30–60 % of its calls. ModeSRE is the
+	// original tool's behaviour.
+	DefaultMode          = adaptive.ModePaced
 	DefaultBatchSize     = 100
 	DefaultBatchInterval = time.Second
 	DefaultK             = 2.0
@@ -95,6 +130,7 @@ type config struct {
 	MaxPayload    int
 	MaxBuffered   int
 	MaxWait       time.Duration
+	Scope         Scope
 }
 
 func defaultConfig() config {
@@ -102,7 +138,7 @@ func defaultConfig() config {
 		Groups:        DefaultGroups,
 		BatchSize:     DefaultBatchSize,
 		BatchInterval: DefaultBatchInterval,
-		Adaptive:      adaptive.Config{K: DefaultK, Window: adaptive.FixedReset, ResetInterval: DefaultResetInterval},
+		Adaptive:      adaptive.Config{Mode: DefaultMode, K: DefaultK, Window: adaptive.FixedReset, ResetInterval: DefaultResetInterval},
 		MaxAttempts:   DefaultMaxAttempts,
 		MaxAge:        DefaultMaxAge,
 		CallTimeout:   DefaultCallTimeout,
@@ -117,6 +153,12 @@ func (c config) resolved() config {
 		c.Strategy = Route
 		if c.Adaptive.Mode == adaptive.ModePaced {
 			c.Strategy = Postpone
+		}
+	}
+	if c.Scope == "" {
+		c.Scope = ScopeGroup
+		if c.Adaptive.Mode == adaptive.ModePaced {
+			c.Scope = ScopeWorker
 		}
 	}
 	if c.Adaptive.Mode == adaptive.ModePaced {
@@ -134,6 +176,8 @@ func (c config) validate() error {
 	switch {
 	case c.Groups < 1:
 		return fmt.Errorf("groups must be >= 1, got %d", c.Groups)
+	case c.Scope != ScopeWorker && c.Scope != ScopeGroup:
+		return fmt.Errorf("unknown scope %q (want worker or group)", c.Scope)
 	case c.BatchSize < 1:
 		return fmt.Errorf("batch size must be >= 1, got %d", c.BatchSize)
 	case c.BatchInterval <= 0:
@@ -163,6 +207,10 @@ func (c config) validate() error {
 
 // Option configures Adaptive.
 type Option func(*config)
+
+// WithScope sets which groups share one throttling policy (see Scope). The
+// default, "", is ScopeWorker in ModePaced and ScopeGroup in ModeSRE.
+func WithScope(sc Scope) Option { return func(c *config) { c.Scope = sc } }
 
 // WithGroups sets how many throttle groups elements are spread over at
 // random (default 1). Each group has its own throttle state and buffer, and
@@ -202,14 +250,14 @@ func WithSlidingWindow(size, bucket time.Duration) Option {
 	}
 }
 
-// WithMode selects the throttle algorithm: adaptive.ModeSRE (the default,
-// the SRE formula) or adaptive.ModePaced (a pacer that keeps the share of
-// calls the backend rejects near 2.5% and recovers within seconds; see
-// docs/sim/results.md for when to choose which). In paced mode the pacer's
-// control interval and burst default to the batch interval.
+// WithMode selects the throttle algorithm: adaptive.ModePaced (the
+// default: a pacer that spaces calls at the rate the backend accepts and
+// postpones the rest) or adaptive.ModeSRE (the original tool's SRE formula,
+// which rejects at random). See docs/sim/results.md for how they compare.
 func WithMode(m adaptive.Mode) Option { return func(c *config) { c.Adaptive.Mode = m } }
 
-// WithAdaptiveConfig sets the whole algorithm configuration at once.
+// WithAdaptiveConfig sets the whole algorithm configuration at once,
+// including its Mode (whose zero value is ModeSRE).
 func WithAdaptiveConfig(ac adaptive.Config) Option { return func(c *config) { c.Adaptive = ac } }
 
 // WithCountFailuresAsRejects makes calls that failed for reasons other than

@@ -34,6 +34,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/typex"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/google/uuid"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
 )
@@ -181,6 +182,8 @@ func TryAdaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) 
 		MaxBuffered:   cfg.MaxBuffered,
 		MaxWait:       cfg.MaxWait,
 		Groups:        cfg.Groups,
+		Scope:         cfg.Scope,
+		ID:            uuid.NewString(),
 	}, batches)
 
 	success := okBytes
