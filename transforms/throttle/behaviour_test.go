@@ -58,7 +58,7 @@ func TestRetryStrategyIsBounded(t *testing.T) {
 	const n = 200
 	p, s := beam.NewPipelineWithRoot()
 	out := Adaptive(s, generate(s, n), alwaysThrottled{},
-		WithStrategy(Retry), WithMaxAttempts(3), WithK(1e9), WithGroups(2), WithBatchSize(1000))
+		WithStrategy(Retry), WithMaxAttempts(3), WithMode(adaptive.ModeSRE), WithK(1e9), WithGroups(2), WithBatchSize(1000))
 	throttled := beam.Flatten(s, out.ServerThrottled, out.ClientThrottled)
 	passert.Count(s, throttled, "throttled", n)
 	passert.True(s, throttled, retryRecordOK)
@@ -77,7 +77,7 @@ func TestRetryStrategyIsBounded(t *testing.T) {
 func TestDropStrategy(t *testing.T) {
 	const n = 100
 	p, s := beam.NewPipelineWithRoot()
-	out := Adaptive(s, generate(s, n), alwaysThrottled{}, WithStrategy(Drop))
+	out := Adaptive(s, generate(s, n), alwaysThrottled{}, WithMode(adaptive.ModeSRE), WithStrategy(Drop))
 	passert.Empty(s, out.ServerThrottled)
 	passert.Empty(s, out.ClientThrottled)
 	res := runPipeline(t, p, true)
@@ -276,10 +276,11 @@ func TestOverQuota(t *testing.T) {
 	t.Logf("outputs %v; server %d accepted, %d rejected over %d seconds", got, st.Accepted, st.Rejected, busy)
 }
 
-// TestPostponeOverQuota: a bounded input over quota, in paced mode with the
-// default bounds (strategy Postpone, no max wait): what the pacer does not
-// send now, and what the server answers 429, waits in the queue, so every
-// element ends a success and nothing is throttled. That holds at any
+// TestPostponeOverQuota: a bounded input over quota, with the default mode
+// and bounds (the pacer, strategy Postpone, no max wait), against a token
+// bucket, a fixed window and a strict limiter (GCRA with no burst): what
+// the pacer does not send now, and what the server answers 429, waits in
+// the queue, so every element ends a success and nothing is throttled. That holds at any
 // machine speed: nothing is rejected locally and nothing expires. The run
 // takes about n / quota seconds of real time, since the server's quota runs
 // on the wall clock.
@@ -291,6 +292,7 @@ func TestPostponeOverQuota(t *testing.T) {
 	}{
 		{"token bucket", testserver.Config{Quota: quota, Period: time.Second}},
 		{"fixed window", testserver.Config{Quota: quota, Period: time.Second, Mode: testserver.FixedWindow}},
+		{"strict limiter", testserver.Config{Quota: quota, Period: time.Second, Mode: testserver.GCRA}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, err := testserver.NewServer(tc.cfg)
@@ -299,7 +301,7 @@ func TestPostponeOverQuota(t *testing.T) {
 			}
 			defer srv.Close()
 			p, s := beam.NewPipelineWithRoot()
-			out := Adaptive(s, generate(s, n), &clientcall.HTTP{URL: srv.Endpoint()}, WithMode(adaptive.ModePaced), WithGroups(2))
+			out := Adaptive(s, generate(s, n), &clientcall.HTTP{URL: srv.Endpoint()}, WithGroups(2)) // default mode and bounds
 			passert.Count(s, out.Success, "success", n)
 			passert.Empty(s, out.ClientThrottled)
 			passert.Empty(s, out.ServerThrottled)

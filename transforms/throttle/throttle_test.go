@@ -18,6 +18,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
 func TestMain(m *testing.M) {
@@ -137,7 +138,7 @@ func TestConservation(t *testing.T) {
 	const n = 10000
 	p, s := beam.NewPipelineWithRoot()
 	in := generate(s, n)
-	out := Adaptive(s, in, mixCaller{}, WithGroups(4), WithBatchSize(500), WithK(1e9), WithSeed(1))
+	out := Adaptive(s, in, mixCaller{}, WithGroups(4), WithBatchSize(500), WithMode(adaptive.ModeSRE), WithK(1e9), WithSeed(1))
 
 	var wantOK, wantST, wantErr []string
 	for i := range n {
@@ -184,7 +185,7 @@ func toAny(ss []string) []any {
 func TestPanicAndStatusInRecords(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	in := beam.Create(s, []byte("x9"), []byte("x8"), []byte("x6"))
-	out := Adaptive(s, in, mixCaller{}, WithK(1e9))
+	out := Adaptive(s, in, mixCaller{}, WithMode(adaptive.ModeSRE), WithK(1e9))
 	passert.True(s, out.Errors, mixErrorRecordOK)
 	passert.True(s, out.ServerThrottled, mixThrottledRecordOK)
 	passert.Count(s, out.Errors, "errors", 2)
@@ -232,7 +233,7 @@ func TestStructElementsAndKeyFunc(t *testing.T) {
 		orders = append(orders, order{Tenant: "t" + strconv.Itoa(i%3), ID: i - 1})
 	}
 	in := beam.Create(s, orders...)
-	out := Adaptive(s, in, orderCaller{Prefix: "p-"}, WithKeyFunc(tenantKey{}), WithK(1e9))
+	out := Adaptive(s, in, orderCaller{Prefix: "p-"}, WithKeyFunc(tenantKey{}), WithMode(adaptive.ModeSRE), WithK(1e9))
 	passert.Count(s, out.Success, "success", 29)
 	passert.True(s, out.Success, receiptOK)
 	passert.True(s, out.Errors, orderErrorOK)
