@@ -1,6 +1,7 @@
 package adaptive_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -121,4 +122,25 @@ func ExampleThrottler_paced() {
 	// second 3: sent  41, accepted 40
 	// second 4: sent  41, accepted 40
 	// second 5: sent  41, accepted 40
+}
+
+// A shared quota written as a flag value, and the Quota of a pipeline that
+// has none: it grants every permit asked.
+func ExampleParseRate() {
+	r, err := adaptive.ParseRate("600/m")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%v: %d per %v, %.0f a second\n", r, r.N, r.Per, r.PerSecond())
+
+	var q adaptive.Quota = adaptive.NoQuota{}
+	g, _ := q.Take(context.Background(), "translate", 50, time.Now())
+	fmt.Printf("granted %d of 50\n", g.Granted)
+
+	_, err = adaptive.ParseRate("600/min")
+	fmt.Println(err)
+	// Output:
+	// 600/m: 600 per 1m0s, 10 a second
+	// granted 50 of 50
+	// adaptive: rate "600/min": the unit must be s, m, h or a positive duration such as 10s
 }

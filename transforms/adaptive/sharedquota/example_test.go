@@ -1,0 +1,89 @@
+package sharedquota_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive/sharedquota"
+)
+
+// A quota of 600 requests a minute kept in Redis (Memorystore, say) and
+// shared by every process that uses the key "translate". Each batch takes
+// its permits in one round trip, sends what was granted and keeps the rest
+// for RetryAt.
+func ExampleRedis() {
+	rate, err := adaptive.ParseRate("600/m")
+	if err != nil {
+		log.Fatal(err)
+	}
+	q, err := sharedquota.NewRedis(sharedquota.RedisConfig{Addr: "10.0.0.3:6379", Rate: rate})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer q.Close()
+
+	batch := make([]string, 25)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	g, err := q.Take(ctx, "translate", len(batch), time.Now())
+	if err != nil {
+		// The quota did not answer: fail open (send, throttled by the
+		// adaptive throttle alone) or closed (wait), as configured.
+		log.Print(err)
+		return
+	}
+	send, later := batch[:g.Granted], batch[g.Granted:]
+	fmt.Println(len(send), "now,", len(later), "at", g.RetryAt)
+}
+
+// Envoy's rate-limit service, with the limit in its configuration under the
+// domain "beamthrottle" and the descriptor (quota=translate): a batch is
+// granted all or nothing.
+func ExampleEnvoy() {
+	entries, err := sharedquota.ParseEntries("quota=translate")
+	if err != nil {
+		log.Fatal(err)
+	}
+	q, err := sharedquota.NewEnvoy(sharedquota.EnvoyConfig{
+		Addr:    "ratelimit.default.svc.cluster.local:8081",
+		Domain:  "beamthrottle",
+		Entries: entries,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer q.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	g, err := q.Take(ctx, "translate", 10, time.Now())
+	if err != nil {
+		log.Print(err)
+		return
+	}
+	fmt.Println(g.Granted, "granted; ask again at", g.RetryAt)
+}
+
+func ExampleParseEntries() {
+	entries, err := sharedquota.ParseEntries("quota=translate, project=p1")
+	fmt.Println(entries, err)
+	_, err = sharedquota.ParseEntries("quota")
+	fmt.Println(err)
+	// Output:
+	// [{quota translate} {project p1}] <nil>
+	// sharedquota: descriptor entry "quota": want key=value
+}
+
+func ExampleDefaultBurst() {
+	for _, s := range []string{"600/m", "36000/h", "60/m"} {
+		r, _ := adaptive.ParseRate(s)
+		fmt.Println(s, sharedquota.DefaultBurst(r))
+	}
+	// Output:
+	// 600/m 10
+	// 36000/h 10
+	// 60/m 1
+}

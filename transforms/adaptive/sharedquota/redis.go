@@ -1,0 +1,191 @@
+package sharedquota
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
+)
+
+// RedisConfig configures a [Redis] quota.
+type RedisConfig struct {
+	// Addr is the Redis server's host:port, such as a Memorystore
+	// instance's. It is ignored when Client is set. The client made for it
+	// fails fast, for the caller to fail open or closed: one dial attempt
+	// (2 s at most), one retry of a command whose connection broke, and
+	// reads and writes of 1 s at most; ctx's deadline bounds each Take too.
+	Addr string
+	// Client, when set, is used instead of a client for Addr: for TLS,
+	// authentication or a cluster. Give it ContextTimeoutEnabled so that
+	// ctx's deadline bounds each Take. Close does not close it.
+	Client redis.UniversalClient
+	// Rate is the quota: permits per second, minute, hour or any period.
+	Rate adaptive.Rate
+	// Burst is the most permits that can be granted at once after a quiet
+	// spell: the size of the GCRA's bucket. Zero means [DefaultBurst].
+	Burst int
+}
+
+// DefaultBurst returns the burst used when RedisConfig.Burst is zero: one
+// second of the rate, rounded up, and at least 1 (10 for 600/m or 36000/h,
+// 1 for 60/m). A group that was quiet can then take one second's worth at
+// once, and no more, so the quota is spent evenly even when it is counted
+// per minute or per hour; a batch larger than the burst is granted in parts.
+func DefaultBurst(r adaptive.Rate) int {
+	b := math.Ceil(r.PerSecond())
+	if b < 1 || math.IsNaN(b) {
+		return 1
+	}
+	if b > math.MaxInt32 {
+		return math.MaxInt32
+	}
+	return int(b)
+}
+
+// Redis is a [adaptive.Quota] kept in Redis by the generic cell rate
+// algorithm (GCRA) of github.com/go-redis/redis_rate, which runs as a Lua
+// script on the server with plain commands (EVALSHA, GET, SET, TIME), so it
+// works unchanged against Memorystore. Every client that uses the same key
+// and the same Rate and Burst, in any process, shares one quota; the Redis
+// key is "rate:" + key. The script reads the server's clock: the now passed
+// to Take only places RetryAt.
+//
+// Grants are partial: Take grants what the bucket holds, up to n and at most
+// Burst, with AllowAtMost, in one round trip. That call, when it grants less
+// than asked, also spends the fraction of a permit the bucket held, which
+// would lose up to a permit on every partial grant (a third of the quota,
+// measured, when groups ask every 1.5 emission intervals). So Redis counts in
+// units of 1/scale of a permit (scale = 1000, fewer for rates above 100 a
+// second; the stored state, a time, means the same at any scale) and keeps
+// the fraction it was given but could not grant as a credit for the key,
+// granted by a later Take: less than one permit per key and Redis value is
+// held back (more only after a Take that was granted all it asked). The
+// script truncates what it grants to whole units, which loses less than a
+// unit per partial grant, and its float arithmetic can find a full bucket a
+// hair short, so the bucket is one unit (1/scale of a permit) larger than
+// Burst.
+//
+// Redis is safe for concurrent use. Create it with [NewRedis].
+type Redis struct {
+	lim    *redis_rate.Limiter
+	limit  redis_rate.Limit // in units
+	scale  int              // units per permit
+	burst  int              // in permits
+	unit   time.Duration    // emission interval of one unit
+	client redis.UniversalClient
+	owned  bool // Close closes client
+
+	mu     sync.Mutex
+	credit map[string]int // units granted by Redis and not yet by Take, per key
+}
+
+// maxUnitRate bounds the rate in units per second so that the script's unit
+// emission interval stays at 10 µs or more, far above the resolution of the
+// float64 seconds it computes with (about 0.1 µs in this century).
+const maxUnitRate = 1e5
+
+// NewRedis returns a Redis quota for cfg, or an error beginning
+// "sharedquota:" if cfg is invalid. It does not contact the server.
+func NewRedis(cfg RedisConfig) (*Redis, error) {
+	if err := cfg.Rate.Validate(); err != nil {
+		return nil, fmt.Errorf("sharedquota: Redis: %w", err)
+	}
+	if cfg.Burst < 0 {
+		return nil, fmt.Errorf("sharedquota: Redis: Burst must not be negative, got %d", cfg.Burst)
+	}
+	if cfg.Client == nil && cfg.Addr == "" {
+		return nil, errors.New("sharedquota: Redis: Addr or Client is required")
+	}
+	burst := cfg.Burst
+	if burst == 0 {
+		burst = DefaultBurst(cfg.Rate)
+	}
+	scale := int(min(1000, maxUnitRate/cfg.Rate.PerSecond()))
+	scale = max(scale, 1)
+	if cfg.Rate.N > math.MaxInt32/scale || burst >= math.MaxInt32/scale {
+		return nil, fmt.Errorf("sharedquota: Redis: rate %v or burst %d is too large", cfg.Rate, burst)
+	}
+	r := &Redis{
+		// One unit more than the burst: the script's float arithmetic can find
+		// a full bucket a hair short of its size, and it truncates what it
+		// grants, so a bucket of exactly burst·scale units would grant one
+		// unit less than a burst, a permit short.
+		limit:  redis_rate.Limit{Rate: cfg.Rate.N * scale, Period: cfg.Rate.Per, Burst: burst*scale + 1},
+		scale:  scale,
+		burst:  burst,
+		unit:   cfg.Rate.Per / time.Duration(cfg.Rate.N*scale),
+		client: cfg.Client,
+		credit: make(map[string]int),
+	}
+	if r.client == nil {
+		r.client = redis.NewClient(&redis.Options{
+			Addr:                  cfg.Addr,
+			ContextTimeoutEnabled: true,
+			MaxRetries:            1, // a connection broken by a server restart is retried once
+			DialerRetries:         1,
+			DialTimeout:           2 * time.Second,
+			ReadTimeout:           time.Second,
+			WriteTimeout:          time.Second,
+		})
+		r.owned = true
+	}
+	r.lim = redis_rate.NewLimiter(r.client)
+	return r, nil
+}
+
+// Burst returns the most permits one Take can grant.
+func (r *Redis) Burst() int { return r.burst }
+
+// Take asks Redis for n permits for key in one round trip and grants the
+// whole permits the bucket holds, up to n and at most Burst; see [Redis].
+// When it grants fewer than n, RetryAt is when the bucket will hold the next
+// whole permit, had nobody else asked.
+func (r *Redis) Take(ctx context.Context, key string, n int, now time.Time) (adaptive.Grant, error) {
+	if n <= 0 {
+		return adaptive.Grant{}, nil
+	}
+	want := min(n, r.burst)
+	// Ask for whole permits' worth of units, not less the credit: asking
+	// only for what completes a permit would leave the rest of a full
+	// bucket to overflow.
+	res, err := r.lim.AllowAtMost(ctx, key, r.limit, want*r.scale)
+	if err != nil {
+		return adaptive.Grant{}, wrap(ctx, err, "redis: taking %d for %q", n, key)
+	}
+	r.mu.Lock()
+	units := r.credit[key] + res.Allowed
+	granted := min(units/r.scale, n)
+	left := units - granted*r.scale
+	if left == 0 {
+		delete(r.credit, key)
+	} else {
+		r.credit[key] = left
+	}
+	r.mu.Unlock()
+
+	g := adaptive.Grant{Granted: granted}
+	if granted < n { // then left < scale
+		wait := time.Duration(r.scale-left) * r.unit // the bucket is empty after a partial grant
+		if res.Allowed == 0 && res.RetryAfter > 0 {
+			wait = res.RetryAfter + time.Duration(r.scale-left-1)*r.unit
+		}
+		g.RetryAt = now.Add(wait)
+	}
+	return g, nil
+}
+
+// Close closes the client NewRedis made for Addr; a Client from the config
+// is left open.
+func (r *Redis) Close() error {
+	if r.owned {
+		return r.client.Close()
+	}
+	return nil
+}
