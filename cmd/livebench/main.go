@@ -12,7 +12,7 @@
 //	go run ./cmd/livebench -scenarios gcra-600 -out docs/live
 //
 // With -scenarios, only those run, and the report keeps the other rows from
-// results.json. It is part of `make bench`, not of `make test`: it takes
+// results.json; -rewrite runs nothing and rewrites the report from it. It is part of `make bench`, not of `make test`: it takes
 // about ten minutes of wall time, and its numbers depend on the machine.
 package main
 
@@ -37,18 +37,27 @@ func main() {
 	only := flag.String("scenarios", "", "Comma-separated scenario names (default: all).")
 	modeList := flag.String("modes", strings.Join(modes, ","), "Comma-separated throttle modes to run each scenario in.")
 	competitor := flag.Float64("competitor", 1, "Rate of the competitor client, as a multiple of the quota.")
+	rewrite := flag.Bool("rewrite", false, "Run nothing: rewrite results.md from results.json (after a change to the report's text).")
 	flag.Parse()
 	beam.Init()
+	if *rewrite {
+		*only = "-"
+	}
 	if err := run(context.Background(), *only, *modeList, settings{duration: *duration, competitor: *competitor}, *out, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "livebench:", err)
 		os.Exit(1)
 	}
 }
 
+// run runs the scenarios named in only ("" for all, "-" for none) in the
+// modes of modeList and writes the report to outDir ("" for none).
 func run(ctx context.Context, only, modeList string, set settings, outDir string, w io.Writer) error {
-	scs, err := selected(only)
-	if err != nil {
-		return err
+	var scs []scenario
+	if only != "-" {
+		var err error
+		if scs, err = selected(only); err != nil {
+			return err
+		}
 	}
 	var ms []string
 	for _, m := range strings.Split(modeList, ",") {

@@ -89,6 +89,16 @@ func (r Result) value(m metric) float64 {
 	return math.NaN()
 }
 
+// meets reports whether r meets target t. A bounded run's time counts
+// only if every element succeeded: a run that rejects its input can end
+// early.
+func (r Result) meets(t target) bool {
+	if t.metric == timeRatio && r.Success < r.Elements {
+		return false
+	}
+	return t.met(r.value(t.metric))
+}
+
 // wasteOf is rejected ÷ (accepted + rejected), 0 if nothing was sent.
 func wasteOf(accepted, rejected int64) float64 {
 	if accepted+rejected == 0 {

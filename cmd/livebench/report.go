@@ -68,7 +68,7 @@ func encodeResults(rs []Result) []byte {
 func mark(sc scenario, r Result, m metric, text string) string {
 	for _, t := range sc.targets {
 		if t.metric == m {
-			if t.met(r.value(m)) {
+			if r.meets(t) {
 				return text + " ✓"
 			}
 			return text + " ✗"
@@ -107,7 +107,7 @@ func verdicts(sc scenario, r Result) string {
 			text = fmt.Sprintf("%.2f", v)
 		}
 		ok := "✗"
-		if t.met(v) {
+		if r.meets(t) {
 			ok = "✓"
 		}
 		parts = append(parts, fmt.Sprintf("%s: %s %s", t, text, ok))

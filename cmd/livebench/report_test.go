@@ -1,7 +1,11 @@
 package main
 
 import (
+	"context"
+	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +81,11 @@ func TestVerdictsAndMarks(t *testing.T) {
 	}
 	if got, want := mark(sc, r, waste, "2.0 %"), "2.0 % ✓"; got != want {
 		t.Errorf("mark(waste): got %q, want %q", got, want)
+	}
+	failed := r
+	failed.Success, failed.ClientThrottled, failed.Elapsed = 5, 595, 6
+	if got, want := mark(sc, failed, timeRatio, "0.10"), "0.10 ✗"; got != want {
+		t.Errorf("mark(time) of a run that rejected its input: got %q, want %q", got, want)
 	}
 	if got, want := mark(sc, r, utilisation, "x"), "x"; got != want {
 		t.Errorf("mark of a metric without a target: got %q, want %q", got, want)
@@ -199,5 +208,22 @@ func TestWriteReport(t *testing.T) {
 	// Families with no results say so: competitor, per-minute, window-latency.
 	if got, want := strings.Count(got, "Not run yet."), 3; got != want {
 		t.Errorf("report: got %d families not run, want %d", got, want)
+	}
+}
+
+func TestRunRewritesFromResults(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), encodeResults([]Result{gcraResult("paced")}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), "-", "paced,sre", settings{duration: 30 * time.Second, competitor: 1}, dir, io.Discard); err != nil {
+		t.Fatalf("run(-): %v", err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "results.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "| gcra-600 | paced | 600 | 600 ✓ |"; !strings.Contains(string(b), want) {
+		t.Errorf("results.md does not contain %q:\n%s", want, b)
 	}
 }

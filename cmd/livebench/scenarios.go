@@ -56,7 +56,8 @@ var families = []family{
 			"to every answer; the HTTP caller keeps its connections alive. The pipeline: 2,000 generated elements " +
 			"(`--generate 2000`, all there at the start), `--calls_in_flight 8`, other flags at their defaults. " +
 			"*Time* is the wall time of the pipeline's run (Prism's start and the writing of the output files " +
-			"included); *ideal* is elements ÷ the quota's rate.",
+			"included); *ideal* is elements ÷ the quota's rate. A run that does not get every element through may end " +
+			"early: its time then fails the target whatever it is.",
 	},
 	{
 		name:    "gcra",
