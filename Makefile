@@ -34,10 +34,14 @@ bench: gobench sim simsweep livebench
 gobench:
 	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) $(PKGS)
 
-# Real-time runs of both throttle modes against the quota server (about 7 minutes).
-LIVE_DURATION ?= 60s
+# Real-time runs of both throttle modes against the quota server (about 10 minutes):
+# docs/live/results.md. LIVE_SCENARIOS=gcra-600 (comma-separated names) runs only those
+# and rewrites the page with the other rows kept; LIVE_DURATION is how long the
+# streaming runs' source emits.
+LIVE_DURATION ?= 30s
+LIVE_SCENARIOS ?=
 livebench:
-	$(GO) run ./cmd/livebench -duration $(LIVE_DURATION) -out docs/live
+	$(GO) run ./cmd/livebench -duration $(LIVE_DURATION) -scenarios '$(LIVE_SCENARIOS)' -out docs/live
 
 # 1,000,000 elements through the bounded pipeline; report appended to docs/load/results.md.
 load:

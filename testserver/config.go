@@ -64,6 +64,10 @@ type Config struct {
 	Latency time.Duration
 	// Jitter adds a uniformly random extra delay in [0, Jitter).
 	Jitter time.Duration
+	// NoRetryAfter leaves the Retry-After header out of every 429 and
+	// outage answer, as some APIs do: a client then has to find the
+	// quota's timing on its own.
+	NoRetryAfter bool
 	// ErrorRate is the fraction, in [0, 1], of under-quota requests answered
 	// with 500. Such requests still use up quota.
 	ErrorRate float64

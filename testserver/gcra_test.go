@@ -3,12 +3,13 @@ package testserver_test
 import (
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/beamthrottle/beamthrottle/testserver"
 )
@@ -221,8 +222,8 @@ func TestGCRAConcurrent(t *testing.T) {
 			if got, want := ok.Load()+rejected.Load(), int64(total); got != want {
 				t.Errorf("concurrent: accepted + rejected %d, want %d", got, want)
 			}
-			if got := h.Stats().Series; !slices.Equal(got, sequential.Series) {
-				t.Errorf("concurrent per-second series:\n got %v\nwant %v (one at a time)", got, sequential.Series)
+			if diff := cmp.Diff(sequential.Series, h.Stats().Series); diff != "" {
+				t.Errorf("concurrent per-second series differ from one at a time (-sequential +concurrent):\n%s", diff)
 			}
 		})
 	}

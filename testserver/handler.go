@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -32,6 +33,18 @@ import (
 
 // outageRetryAfter is the Retry-After answered during an outage.
 const outageRetryAfter = 1
+
+// ClientHeader is the request header that names the client sending an API
+// request, such as "competitor". Stats and each second of its series count
+// the answers to named requests per client as well (Stats.Clients), so that
+// a test can tell one client's share of the quota from another's. Requests
+// without it are counted in the totals only, as are requests naming a
+// client beyond the first MaxClients names.
+const ClientHeader = "X-Quota-Client"
+
+// MaxClients is how many client names (see ClientHeader) a Handler counts
+// separately.
+const MaxClients = 16
 
 // Handler is the quota server as an http.Handler: the quota'd API under
 // /api, stats, metrics, admin endpoints and fault injection. Make one with
@@ -105,6 +118,10 @@ func NewHandler(cfg Config) (*Handler, error) {
 //   - 500 for the ErrorRate fraction of under-quota requests;
 //   - otherwise 200, echoing the request body and its Content-Type.
 //
+// With Config.NoRetryAfter, the 429 and outage answers carry no
+// Retry-After. A request naming its client with ClientHeader is counted
+// for that client as well (Stats.Clients).
+//
 // Every API request is delayed by the latency plus jitter before it is
 // answered, whatever the answer.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -139,7 +156,7 @@ func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request) {
 	if j := h.jitterRand.Int64N(int64(max(h.jitter, 1))); h.jitter > 0 {
 		delay += time.Duration(j)
 	}
-	h.rec.add(now, o)
+	h.rec.add(now, o, r.Header.Get(ClientHeader))
 	h.metrics.requests.WithLabelValues(outcomeLabels[o]).Inc()
 	h.mu.Unlock()
 
@@ -153,7 +170,7 @@ func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request) {
 	}
 
 	if status != http.StatusOK {
-		if retryAfter > 0 {
+		if retryAfter > 0 && !h.cfg.NoRetryAfter {
 			w.Header().Set("Retry-After", strconv.FormatInt(retryAfter, 10))
 		}
 		http.Error(w, msg, status)
@@ -259,7 +276,11 @@ func (h *Handler) Stats() Stats {
 		s.Burst = max(h.cfg.Burst, 1)
 	}
 	s.Outage = h.outage
+	s.Clients = maps.Clone(h.rec.totals.Clients)
 	s.Series = append([]Second{}, h.rec.series...)
+	for i := range s.Series {
+		s.Series[i].Clients = maps.Clone(s.Series[i].Clients)
+	}
 	return s
 }
 

@@ -191,6 +191,32 @@ func TestOutage(t *testing.T) {
 	}
 }
 
+func TestNoRetryAfter(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		noRetryAfter bool
+		want         string // Retry-After of both the 429 and the outage answer
+	}{
+		{"default", false, "1"},
+		{"NoRetryAfter", true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := newFakeClock()
+			h := newHandler(t, testserver.Config{Quota: 1, Mode: testserver.FixedWindow, NoRetryAfter: tc.noRetryAfter, Now: clock.Now})
+			if r := serve(h, "POST", "/api", "x"); r.status != http.StatusOK || r.retryAfter != "" {
+				t.Errorf("first request: got %d Retry-After %q, want 200 and none", r.status, r.retryAfter)
+			}
+			if r := serve(h, "POST", "/api", "x"); r.status != http.StatusTooManyRequests || r.retryAfter != tc.want {
+				t.Errorf("over quota: got %d Retry-After %q, want 429 Retry-After %q", r.status, r.retryAfter, tc.want)
+			}
+			h.SetOutage(http.StatusServiceUnavailable)
+			if r := serve(h, "POST", "/api", "x"); r.status != http.StatusServiceUnavailable || r.retryAfter != tc.want {
+				t.Errorf("outage: got %d Retry-After %q, want 503 Retry-After %q", r.status, r.retryAfter, tc.want)
+			}
+		})
+	}
+}
+
 func TestSetOutagePanicsOnBadStatus(t *testing.T) {
 	h := newHandler(t, testserver.Config{})
 	defer func() {

@@ -36,6 +36,9 @@ type Stats struct {
 	Burst int `json:"burst,omitempty"`
 	// Outage is the status answered to every API request, or 0.
 	Outage int `json:"outage"`
+	// Clients counts the API requests that named their client with
+	// ClientHeader, by client name; nil if there were none.
+	Clients map[string]Counts `json:"clients,omitempty"`
 	// Series holds per-second counts, oldest first, for seconds (by the
 	// handler's clock) in which something was counted; at most the last
 	// hour is kept.
@@ -50,6 +53,17 @@ type Second struct {
 	Rejected        int64 `json:"rejected"`
 	Errors          int64 `json:"errors"`
 	ClientThrottled int64 `json:"client_throttled"`
+	// Clients counts the second's requests that named their client with
+	// ClientHeader, by client name; nil if there were none.
+	Clients map[string]Counts `json:"clients,omitempty"`
+}
+
+// Counts are the answers to the API requests of one client (see
+// ClientHeader), counted as in Stats.
+type Counts struct {
+	Accepted int64 `json:"accepted"`
+	Rejected int64 `json:"rejected"`
+	Errors   int64 `json:"errors"`
 }
 
 // outcome is what an API request was answered, for stats and metrics.
@@ -97,20 +111,51 @@ func (r *recorder) bucket(now time.Time) *Second {
 	return &r.series[i]
 }
 
-func (r *recorder) add(now time.Time, o outcome) {
+// add counts an answer at now, and for client too unless it is "" (see
+// ClientHeader).
+func (r *recorder) add(now time.Time, o outcome, client string) {
+	if o == tooLarge {
+		r.totals.TooLarge++
+		return
+	}
+	sec := r.bucket(now)
 	switch o {
 	case accepted:
 		r.totals.Accepted++
-		r.bucket(now).Accepted++
+		sec.Accepted++
 	case rejected:
 		r.totals.Rejected++
-		r.bucket(now).Rejected++
+		sec.Rejected++
 	case errored:
 		r.totals.Errors++
-		r.bucket(now).Errors++
-	case tooLarge:
-		r.totals.TooLarge++
+		sec.Errors++
 	}
+	if client == "" {
+		return
+	}
+	if _, ok := r.totals.Clients[client]; !ok && len(r.totals.Clients) >= MaxClients {
+		return
+	}
+	r.totals.Clients = addTo(r.totals.Clients, client, o)
+	sec.Clients = addTo(sec.Clients, client, o)
+}
+
+// addTo counts outcome o for client in m, making m if it is nil.
+func addTo(m map[string]Counts, client string, o outcome) map[string]Counts {
+	if m == nil {
+		m = map[string]Counts{}
+	}
+	c := m[client]
+	switch o {
+	case accepted:
+		c.Accepted++
+	case rejected:
+		c.Rejected++
+	case errored:
+		c.Errors++
+	}
+	m[client] = c
+	return m
 }
 
 func (r *recorder) addClientThrottled(now time.Time, n int64) {

@@ -2,6 +2,9 @@ package testserver_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -74,6 +77,99 @@ func TestStats(t *testing.T) {
 		if !strings.Contains(r.body, name) {
 			t.Errorf("GET /stats: got %s, want it to contain %s", r.body, name)
 		}
+	}
+}
+
+// serveAs sends one API request straight to h naming client with
+// testserver.ClientHeader ("" for none).
+func serveAs(h http.Handler, client, body string) int {
+	req := httptest.NewRequest("POST", "/api", strings.NewReader(body))
+	if client != "" {
+		req.Header.Set(testserver.ClientHeader, client)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Code
+}
+
+func TestStatsClients(t *testing.T) {
+	clock := newFakeClock()
+	h := newHandler(t, testserver.Config{Quota: 3, Mode: testserver.FixedWindow, MaxBodyBytes: 10, Now: clock.Now})
+	// Second 0: a takes two of the 3, b one, then a and untagged are rejected;
+	// a too-large request is in the totals only.
+	for _, c := range []string{"a", "b", "a", "a", ""} {
+		serveAs(h, c, "x")
+	}
+	serveAs(h, "b", strings.Repeat("x", 100))
+	// Second 1: a new window; an injected error for b, one untagged accept.
+	clock.Advance(time.Second)
+	h.SetErrorRate(1)
+	serveAs(h, "b", "x")
+	h.SetErrorRate(0)
+	serveAs(h, "", "x")
+
+	got := h.Stats()
+	want := testserver.Stats{
+		Accepted: 4, Rejected: 2, Errors: 1, TooLarge: 1,
+		Quota: 3, Period: "1s", Mode: testserver.FixedWindow,
+		Clients: map[string]testserver.Counts{
+			"a": {Accepted: 2, Rejected: 1},
+			"b": {Accepted: 1, Errors: 1},
+		},
+		Series: []testserver.Second{
+			{T: 1_000_000, Accepted: 3, Rejected: 2, Clients: map[string]testserver.Counts{
+				"a": {Accepted: 2, Rejected: 1},
+				"b": {Accepted: 1},
+			}},
+			{T: 1_000_001, Accepted: 1, Errors: 1, Clients: map[string]testserver.Counts{
+				"b": {Errors: 1},
+			}},
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Stats() mismatch (-want +got):\n%s", diff)
+	}
+
+	// The snapshot is a copy: changing it changes nothing in the handler.
+	got.Clients["a"] = testserver.Counts{}
+	got.Series[0].Clients["a"] = testserver.Counts{}
+	if diff := cmp.Diff(want, h.Stats()); diff != "" {
+		t.Errorf("Stats() after changing a snapshot (-want +got):\n%s", diff)
+	}
+
+	// The JSON names are part of the API.
+	r := serve(h, "GET", "/stats", "")
+	for _, name := range []string{`"clients":{"a":{"accepted":2,"rejected":1,"errors":0}`} {
+		if !strings.Contains(r.body, name) {
+			t.Errorf("GET /stats: got %s, want it to contain %s", r.body, name)
+		}
+	}
+
+	// Reset forgets the clients.
+	h.Reset()
+	if s := h.Stats(); s.Clients != nil {
+		t.Errorf("after Reset: Clients = %v, want nil", s.Clients)
+	}
+}
+
+func TestStatsClientsAreBounded(t *testing.T) {
+	h := newHandler(t, testserver.Config{})
+	for i := range testserver.MaxClients + 5 {
+		serveAs(h, fmt.Sprintf("c%02d", i), "x")
+	}
+	serveAs(h, "c00", "x") // a known name is still counted
+	s := h.Stats()
+	if got, want := s.Accepted, int64(testserver.MaxClients+6); got != want {
+		t.Errorf("Accepted: got %d, want %d", got, want)
+	}
+	if got, want := len(s.Clients), testserver.MaxClients; got != want {
+		t.Errorf("len(Clients): got %d, want %d", got, want)
+	}
+	if got, want := s.Clients["c00"].Accepted, int64(2); got != want {
+		t.Errorf("Clients[c00].Accepted: got %d, want %d", got, want)
+	}
+	if _, ok := s.Clients[fmt.Sprintf("c%02d", testserver.MaxClients)]; ok {
+		t.Errorf("Clients has the client past MaxClients")
 	}
 }
 

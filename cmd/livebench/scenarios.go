@@ -1,0 +1,288 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/beamthrottle/beamthrottle/testserver"
+)
+
+// family groups scenarios that share a setup and a table in the report.
+type family struct {
+	name, title, setup string
+	bounded            bool
+}
+
+var families = []family{
+	{
+		name:  "token-bucket",
+		title: "Token bucket, quota changing mid-run",
+		setup: "A token bucket of 50 requests/s (refilled in 100 ms steps). The pipeline: a streaming source " +
+			"(`--generate N --generate_rate 200`, 200 elements/s for the run's duration), `--groups 2 --batch_size 10 " +
+			"--batch_interval 100ms` (a ceiling of 200 calls/s), `--max_buffered 20`: a group sheds to client-throttled " +
+			"what arrives while 20 elements wait, so that the backlog of a stream offered four times the quota stays " +
+			"small and the run ends soon after its source. Measured over the run's duration from the pipeline's first request, " +
+			"its first second left out.",
+	},
+	{
+		name:  "competitor",
+		title: "A backend shared with an uncontrolled client",
+		setup: "The token bucket and pipeline of the first family, and a second client sending to the same quota at " +
+			"a fixed rate (a multiple of the quota, set by `-competitor`) that never throttles or retries: each of its " +
+			"requests names it in the `" + testserver.ClientHeader + "` header, so that the server counts it apart. " +
+			"*Utilisation* is the pipeline's accepted calls divided by the capacity left to it: each second, the " +
+			"quota minus what the competitor got accepted (issue 13's and the simulator's definition). With a " +
+			"competitor at 1× the quota, what is left is what the competitor lost to the pipeline, so this " +
+			"utilisation is near 100 % whenever the bucket is used up; the pipeline's share (its accepted calls next " +
+			"to the competitor's) and its waste tell more. *Waste* is the pipeline's calls only.",
+	},
+	{
+		name:  "per-minute",
+		title: "A per-minute quota, scaled down",
+		setup: "Cloud DLP's default quota is 600 requests per 60 s fixed window; here time is scaled down five times: " +
+			"a fixed window of 120 requests per 12 s (the same 10 requests/s on average), windows starting when the " +
+			"server starts (on a whole second). Each run lasts three windows (36 s), measured over those whole windows. " +
+			"The pipeline: a streaming source of 40 elements/s (four times the quota), `--groups 8`, `--max_buffered 5` " +
+			"(40 elements waiting at most), default batches. The server sends Retry-After (the wait until the next window, in whole seconds) on its " +
+			"429s, or none (`testserver.Config.NoRetryAfter`).",
+	},
+	{
+		name:    "window-latency",
+		title:   "Fixed window with latency, bounded input",
+		bounded: true,
+		setup: "A fixed window of 200 requests per 4 s (50/s), windows starting on a whole second, and 40 ms added " +
+			"to every answer; the HTTP caller keeps its connections alive. The pipeline: 2,000 generated elements " +
+			"(`--generate 2000`, all there at the start), `--calls_in_flight 8`, other flags at their defaults. " +
+			"*Time* is the wall time of the pipeline's run (Prism's start and the writing of the output files " +
+			"included); *ideal* is elements ÷ the quota's rate. A run that does not get every element through may end " +
+			"early: its time then fails the target whatever it is.",
+	},
+	{
+		name:    "gcra",
+		title:   "Strict limiter (GCRA), bounded input, default flags",
+		bounded: true,
+		setup: "The server's strict mode, GCRA at 10 requests/s: with no burst, requests must come at least 100 ms " +
+			"apart; with a burst of 10, ten may come back to back after an idle second. The pipeline: 600 generated " +
+			"elements with default flags (only the source, the URL, the output prefix and `--throttle_mode` set). " +
+			"*Time* and *ideal* as in the previous family. `make livebench LIVE_SCENARIOS=gcra-600` runs the first " +
+			"alone.",
+	},
+}
+
+// scenario is one real-time run setup.
+type scenario struct {
+	name, family, about string
+	server              testserver.Config
+
+	// Pipeline flags; zero values leave a flag at its default.
+	groups, batch, callsInFlight, maxBuffered int
+	interval                                  time.Duration
+
+	// Streaming runs: the source's rate (elements/s) and, for fixed windows,
+	// the run's length in windows (else it is -duration).
+	rate    float64
+	windows int
+	// A change at this fraction of the run (0 = none): the quota becomes
+	// newQuota per second, or an outage answers 429 for outageFor.
+	change    float64
+	newQuota  int
+	outageFor time.Duration
+	// competitor: a second client at -competitor × the quota's rate.
+	competitor bool
+
+	// Bounded runs: this many generated elements.
+	elements int
+
+	targets []target
+}
+
+// quotaRate is the scenario's starting quota in requests per second.
+func (sc scenario) quotaRate() float64 {
+	p := sc.server.Period
+	if p == 0 {
+		p = testserver.DefaultPeriod
+	}
+	return float64(sc.server.Quota) / p.Seconds()
+}
+
+// bounded reports whether the scenario is a bounded input.
+func (sc scenario) bounded() bool { return sc.elements > 0 }
+
+// ideal is a bounded run's ideal time: elements ÷ the quota's rate.
+func (sc scenario) ideal() time.Duration {
+	return time.Duration(float64(sc.elements) / sc.quotaRate() * float64(time.Second))
+}
+
+// runFor is how long a streaming run's source emits, given -duration.
+func (sc scenario) runFor(d time.Duration) time.Duration {
+	if sc.windows > 0 {
+		return time.Duration(sc.windows) * sc.server.Period
+	}
+	return d
+}
+
+// Targets of issue 13, per family.
+var (
+	tokenBucketTargets = []target{{metric: utilisation, limit: 0.97}, {metric: waste, atMost: true, limit: 0.03}}
+	changeTargets      = append(tokenBucketTargets[:2:2], target{metric: recovery, atMost: true, limit: 10})
+	boundedTargets     = []target{{metric: succeeded, limit: 1}, {metric: waste, atMost: true, limit: 0.05}, {metric: timeRatio, atMost: true, limit: 1.15}}
+)
+
+const (
+	streamBatch    = 10
+	streamInterval = 100 * time.Millisecond
+	streamBuffered = 20
+)
+
+var scenarios = []scenario{
+	{
+		name: "steady", family: "token-bucket", about: "offered 4× a 50/s quota throughout",
+		server: testserver.Config{Quota: 50}, groups: 2, batch: streamBatch, interval: streamInterval, maxBuffered: streamBuffered,
+		rate: 200, targets: tokenBucketTargets,
+	},
+	{
+		name: "quota-rise", family: "token-bucket", about: "the quota of 50/s doubles to 100/s at half time (offered stays 200/s)",
+		server: testserver.Config{Quota: 50}, groups: 2, batch: streamBatch, interval: streamInterval, maxBuffered: streamBuffered,
+		rate: 200, change: 0.5, newQuota: 100, targets: changeTargets,
+	},
+	{
+		name: "outage", family: "token-bucket", about: "every call answered 429 for 10 s from a third of the run, quota 50/s otherwise",
+		server: testserver.Config{Quota: 50}, groups: 2, batch: streamBatch, interval: streamInterval, maxBuffered: streamBuffered,
+		rate: 200, change: 1.0 / 3, outageFor: 10 * time.Second, targets: changeTargets,
+	},
+	{
+		name: "competitor", family: "competitor", about: "a 50/s quota shared with the competitor; the pipeline offered 200/s",
+		server: testserver.Config{Quota: 50}, groups: 2, batch: streamBatch, interval: streamInterval, maxBuffered: streamBuffered,
+		rate: 200, competitor: true,
+		targets: []target{{metric: utilisation, limit: 0.90}, {metric: waste, atMost: true, limit: 0.10}},
+	},
+	{
+		name: "minute-retry-after", family: "per-minute", about: "120 per 12 s fixed window, 429s with Retry-After, 8 groups",
+		server: testserver.Config{Quota: 120, Period: 12 * time.Second, Mode: testserver.FixedWindow},
+		groups: 8, maxBuffered: 5, rate: 40, windows: 3,
+		targets: []target{{metric: utilisation, limit: 0.97}, {metric: waste, atMost: true, limit: 0.03}},
+	},
+	{
+		name: "minute-no-retry-after", family: "per-minute", about: "the same without Retry-After",
+		server: testserver.Config{Quota: 120, Period: 12 * time.Second, Mode: testserver.FixedWindow, NoRetryAfter: true},
+		groups: 8, maxBuffered: 5, rate: 40, windows: 3,
+		targets: []target{{metric: utilisation, limit: 0.97}, {metric: waste, atMost: true, limit: 0.05}},
+	},
+	{
+		name: "window-latency", family: "window-latency", about: "2,000 elements, 200 per 4 s fixed window, 40 ms per request, 8 calls in flight",
+		server:        testserver.Config{Quota: 200, Period: 4 * time.Second, Mode: testserver.FixedWindow, Latency: 40 * time.Millisecond},
+		callsInFlight: 8, elements: 2000, targets: boundedTargets,
+	},
+	{
+		name: "gcra-600", family: "gcra", about: "600 elements, GCRA 10/s with no burst, default flags",
+		server:   testserver.Config{Quota: 10, Mode: testserver.GCRA},
+		elements: 600, targets: boundedTargets,
+	},
+	{
+		name: "gcra-600-burst10", family: "gcra", about: "600 elements, GCRA 10/s with a burst of 10, default flags",
+		server:   testserver.Config{Quota: 10, Mode: testserver.GCRA, Burst: 10},
+		elements: 600, targets: boundedTargets,
+	},
+}
+
+// selected returns the scenarios named in the comma-separated list only
+// (all if it is empty), or an error naming an unknown one.
+func selected(only string) ([]scenario, error) {
+	if strings.TrimSpace(only) == "" {
+		return scenarios, nil
+	}
+	var out []scenario
+	for _, name := range strings.Split(only, ",") {
+		name = strings.TrimSpace(name)
+		i := indexOf(name)
+		if i < 0 {
+			return nil, fmt.Errorf("unknown scenario %q (have %s)", name, strings.Join(names(), ", "))
+		}
+		out = append(out, scenarios[i])
+	}
+	return out, nil
+}
+
+func indexOf(name string) int {
+	for i, sc := range scenarios {
+		if sc.name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func names() []string {
+	var out []string
+	for _, sc := range scenarios {
+		out = append(out, sc.name)
+	}
+	return out
+}
+
+// metric names what a target bounds.
+type metric int
+
+const (
+	utilisation metric = iota // accepted ÷ what the quota allowed (left), a fraction
+	waste                     // backend-rejected ÷ calls, a fraction
+	recovery                  // seconds after a change until back at 90 %
+	succeeded                 // successes ÷ elements, a fraction
+	timeRatio                 // run time ÷ ideal time
+)
+
+// target is one of a scenario's targets: metric at least (or at most)
+// limit.
+type target struct {
+	metric metric
+	atMost bool
+	limit  float64
+}
+
+// String says the target, as "waste ≤ 5 %".
+func (t target) String() string {
+	op := "≥"
+	if t.atMost {
+		op = "≤"
+	}
+	switch t.metric {
+	case utilisation:
+		return fmt.Sprintf("utilisation %s %s", op, percent(t.limit))
+	case waste:
+		return fmt.Sprintf("waste %s %s", op, percent(t.limit))
+	case recovery:
+		return fmt.Sprintf("recovery %s %g s", op, t.limit)
+	case succeeded:
+		if t.limit == 1 && !t.atMost {
+			return "every element succeeds"
+		}
+		return fmt.Sprintf("successes %s %s", op, percent(t.limit))
+	case timeRatio:
+		return fmt.Sprintf("time %s %g × ideal", op, t.limit)
+	}
+	return "?"
+}
+
+// met reports whether value meets the target. NaN (not measured) never
+// does.
+func (t target) met(value float64) bool {
+	if math.IsNaN(value) {
+		return false
+	}
+	if t.atMost {
+		return value <= t.limit
+	}
+	return value >= t.limit
+}
+
+// percent formats a fraction as "97 %" or "2.5 %".
+func percent(f float64) string {
+	return fmt.Sprintf("%s %%", trimFloat(100*f))
+}
+
+// trimFloat formats f with at most one decimal, dropping a trailing ".0".
+func trimFloat(f float64) string {
+	return strings.TrimSuffix(fmt.Sprintf("%.1f", f), ".0")
+}
