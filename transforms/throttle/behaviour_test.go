@@ -204,7 +204,7 @@ func TestRecoveryAfterOutage(t *testing.T) {
 
 	p, s := beam.NewPipelineWithRoot()
 	Adaptive(s, generate(s, n), &clientcall.HTTP{URL: srv.URL + "/api"},
-		WithBatchSize(50), WithBatchInterval(50*time.Millisecond), WithResetInterval(100*time.Millisecond))
+		WithMode(adaptive.ModeSRE), WithBatchSize(50), WithBatchInterval(50*time.Millisecond), WithResetInterval(100*time.Millisecond))
 	res := runPipeline(t, p, true)
 
 	st := h.Stats()
@@ -250,7 +250,7 @@ func TestOverQuota(t *testing.T) {
 	defer srv.Close()
 	p, s := beam.NewPipelineWithRoot()
 	Adaptive(s, generate(s, n), &clientcall.HTTP{URL: srv.Endpoint()},
-		WithGroups(2), WithBatchSize(50), WithBatchInterval(50*time.Millisecond))
+		WithMode(adaptive.ModeSRE), WithGroups(2), WithBatchSize(50), WithBatchInterval(50*time.Millisecond))
 	res := runPipeline(t, p, true)
 
 	st := srv.Handler.Stats()
