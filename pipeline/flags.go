@@ -5,11 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"net"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive/sharedquota"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle"
 )
 
@@ -74,6 +76,15 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.DurationVar(&o.MaxAge, "max_age", throttle.DefaultMaxAge, "Retry strategy: max time since an element's first attempt.")
 	fs.DurationVar(&o.CallTimeout, "call_timeout", throttle.DefaultCallTimeout, "Per-call timeout; a call past it goes to errors.")
 	fs.IntVar(&o.CallsInFlight, "calls_in_flight", throttle.DefaultCallsInFlight, "Concurrent calls per group.")
+	fs.StringVar(&o.QuotaBackend, "quota_backend", "none", "Shared quota for every group, worker and job: none, redis (a GCRA in Redis or Memorystore at --quota_rate) or envoy (Envoy's rate-limit service, limits in its configuration for --quota_domain).")
+	fs.StringVar(&o.QuotaAddr, "quota_address", "", "host:port of the quota's Redis or rate-limit service.")
+	fs.StringVar(&o.QuotaKey, "quota_key", "", "Name of the shared quota: every pipeline with the same key shares it (default: --name). For envoy, the value of the descriptor's last entry, key.")
+	fs.StringVar(&o.QuotaRate, "quota_rate", "", "redis: the quota, as permits per period: 600/m, 10/s, 36000/h or 5/2s.")
+	fs.IntVar(&o.QuotaBurst, "quota_burst", 0, "redis: most permits granted at once (0 = one second of --quota_rate).")
+	fs.StringVar(&o.QuotaDomain, "quota_domain", "", "envoy: the domain of the limits in the rate-limit service's configuration.")
+	fs.StringVar(&o.QuotaDescriptors, "quota_descriptors", "", "envoy: descriptor entries before the key entry, as k=v,k2=v2.")
+	fs.StringVar(&o.QuotaFail, "quota_fail", "open", "When the quota's service does not answer within --quota_timeout: open (send, limited by the adaptive throttle alone; counted and logged) or closed (postpone until it answers).")
+	fs.DurationVar(&o.QuotaTimeout, "quota_timeout", throttle.DefaultQuotaTimeout, "Longest wait for one round trip to the quota's service.")
 	fs.IntVar(&o.MaxBuffered, "max_buffered", 0, "Max elements buffered per group; more are shed to client_throttled at once (0 = no bound).")
 	fs.Var((*maxWaitFlag)(&o.MaxWait), "max_wait", "Postpone strategy: longest an element waits in its group's queue before it goes to client_throttled (or server_throttled after a 429): a duration, none (no bound) or auto: no bound for files and --generate (every element is tried), 10m for --subscription and --generate_rate (bounds latency and backlog).")
 	fs.IntVar(&o.MaxPayload, "max_payload_bytes", 0, "Payloads larger than this go to errors without a call (0 = no limit).")
@@ -106,6 +117,8 @@ func FlagGroups() []FlagGroup {
 		{"Throttle", []string{"throttle_mode", "throttle_scope", "k", "window", "reset_interval", "window_size", "bucket",
 			"groups", "batch_size", "batch_interval", "calls_in_flight", "call_timeout",
 			"strategy", "max_attempts", "max_age", "max_wait", "max_buffered", "max_payload_bytes", "failures_as_rejects"}},
+		{"Shared quota", []string{"quota_backend", "quota_address", "quota_key", "quota_rate", "quota_burst",
+			"quota_domain", "quota_descriptors", "quota_fail", "quota_timeout"}},
 		{"Outputs", []string{"output_prefix", "success_topic", "dead_letter_topic", "dead_letter_errors", "name"}},
 		{"Pub/Sub", []string{"pubsub_project", "pubsub_emulator", "publish_timeout"}},
 		{"Reprocessing", []string{"reprocess", "max_total_attempts", "parked_topic"}},
@@ -193,6 +206,7 @@ func (o Options) Validate() error {
 	} else if st == throttle.Drop && o.Subscription != "" {
 		bad("strategy", "drop cannot be used with --subscription: a dropped message is never written, so it would never be acknowledged")
 	}
+	o.checkQuota(bad)
 	if o.MaxAttempts < 1 {
 		bad("max_attempts", "must be >= 1, got %d", o.MaxAttempts)
 	}
@@ -224,6 +238,48 @@ func (o Options) Validate() error {
 		bad("output_prefix", "required: errors (and payloads Pub/Sub refuses) are written under it")
 	}
 	return errors.Join(errs...)
+}
+
+// checkQuota checks the shared quota's flags.
+func (o Options) checkQuota(bad func(flag, format string, args ...any)) {
+	q := o.quota()
+	switch q.Backend {
+	case throttle.NoQuota:
+		return
+	case throttle.RedisQuota:
+		if _, err := adaptive.ParseRate(q.Rate); err != nil {
+			bad("quota_rate", "want permits per period such as 600/m, 10/s or 36000/h, got %q", q.Rate)
+		}
+		if q.Burst < 0 {
+			bad("quota_burst", "must be >= 0, got %d", q.Burst)
+		}
+	case throttle.EnvoyQuota:
+		if q.Domain == "" {
+			bad("quota_domain", "required with --quota_backend=envoy")
+		}
+		if q.Descriptors != "" {
+			if _, err := sharedquota.ParseEntries(q.Descriptors); err != nil {
+				bad("quota_descriptors", "want k=v[,k2=v2...], got %q", q.Descriptors)
+			}
+		}
+	default:
+		bad("quota_backend", "want none, redis or envoy, got %q", o.QuotaBackend)
+		return
+	}
+	if q.Addr == "" {
+		bad("quota_address", "required with --quota_backend=%s", q.Backend)
+	} else if _, _, err := net.SplitHostPort(q.Addr); err != nil {
+		bad("quota_address", "want host:port, got %q", q.Addr)
+	}
+	if q.Key == "" {
+		bad("quota_key", "required with --quota_backend=%s (or set --name)", q.Backend)
+	}
+	if o.QuotaFail != "" && o.QuotaFail != "open" && o.QuotaFail != "closed" {
+		bad("quota_fail", "want open or closed, got %q", o.QuotaFail)
+	}
+	if o.QuotaTimeout < 0 {
+		bad("quota_timeout", "must be >= 0, got %v", o.QuotaTimeout)
+	}
 }
 
 // maxWaitFlag is --max_wait: "auto" (Options.MaxWait 0), "none" (NoMaxWait)

@@ -69,6 +69,14 @@ type Options struct {
 	MaxWait           time.Duration
 	FailuresAsRejects bool
 
+	// Shared quota (throttle.QuotaConfig): QuotaBackend "none" or "" for
+	// none, "redis" or "envoy"; QuotaKey "" means Name; QuotaFail "open"
+	// ("" too) or "closed".
+	QuotaBackend, QuotaAddr, QuotaKey, QuotaRate string
+	QuotaBurst                                   int
+	QuotaDomain, QuotaDescriptors, QuotaFail     string
+	QuotaTimeout                                 time.Duration
+
 	// Sinks.
 	OutputPrefix     string // files <prefix><outcome>-<uuid>.jsonl; "" = no files
 	SuccessTopic     string
@@ -119,7 +127,8 @@ func (o Options) throttleOptions() ([]throttle.Option, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := []throttle.Option{throttle.WithAdaptiveConfig(ac), throttle.WithStrategy(strategy), throttle.WithScope(scope)}
+	opts := []throttle.Option{throttle.WithAdaptiveConfig(ac), throttle.WithStrategy(strategy), throttle.WithScope(scope),
+		throttle.WithQuota(o.quota())}
 	for _, c := range []struct {
 		set bool
 		opt throttle.Option
@@ -156,6 +165,22 @@ const (
 	// (throttle.DefaultMode).
 	DefaultMode = "paced"
 )
+
+// quota returns the shared quota of the options.
+func (o Options) quota() throttle.QuotaConfig {
+	q := throttle.QuotaConfig{
+		Backend: throttle.QuotaBackend(o.QuotaBackend), Addr: o.QuotaAddr, Key: o.QuotaKey, Rate: o.QuotaRate,
+		Burst: o.QuotaBurst, Domain: o.QuotaDomain, Descriptors: o.QuotaDescriptors, FailOpen: o.QuotaFail != "closed",
+		Timeout: o.QuotaTimeout,
+	}
+	if q.Backend == "" {
+		q.Backend = throttle.NoQuota
+	}
+	if q.Key == "" {
+		q.Key = o.Name
+	}
+	return q
+}
 
 // maxWait resolves MaxWait for the source: the bound, or 0 for none.
 func (o Options) maxWait() time.Duration {

@@ -43,8 +43,8 @@ type Config struct {
 	// Firing selects the firing's model; the zero value is FiringInterval.
 	Firing FiringModel
 	// FiringWait is, with FiringInterval, how long a firing goes on
-	// deciding after its timer. Zero means a tenth of BatchInterval, as
-	// the transform does.
+	// deciding after its timer. Zero means BatchInterval, as the
+	// transform does.
 	FiringWait time.Duration
 	// Tick is the shortest time after a Postpone that ends a firing before
 	// the group's next firing. Zero means DefaultTick.
@@ -152,7 +152,7 @@ func (c Config) withDefaults() Config {
 		c.BatchInterval = time.Second
 	}
 	if c.FiringWait == 0 {
-		c.FiringWait = c.BatchInterval / 10
+		c.FiringWait = c.BatchInterval
 	}
 	if c.BatchSize == 0 {
 		c.BatchSize = 100_000

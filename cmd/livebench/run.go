@@ -71,6 +71,7 @@ func options(sc scenario, mode string, srv *testserver.Server, set settings) (pi
 		{"batch_interval", sc.interval, sc.interval != 0},
 		{"calls_in_flight", sc.callsInFlight, sc.callsInFlight != 0},
 		{"max_buffered", sc.maxBuffered, sc.maxBuffered != 0},
+		{"max_wait", sc.maxWait, sc.maxWait != 0},
 	} {
 		if f.set {
 			args = append(args, fmt.Sprintf("--%s=%v", f.name, f.v))

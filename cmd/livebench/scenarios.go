@@ -78,6 +78,7 @@ type scenario struct {
 
 	// Pipeline flags; zero values leave a flag at its default.
 	groups, batch, callsInFlight, maxBuffered int
+	maxWait                                   time.Duration
 	interval                                  time.Duration
 
 	// Streaming runs: the source's rate (elements/s) and, for fixed windows,
@@ -130,44 +131,44 @@ var (
 	boundedTargets     = []target{{metric: succeeded, limit: 1}, {metric: waste, atMost: true, limit: 0.05}, {metric: timeRatio, atMost: true, limit: 1.15}}
 )
 
-const (
-	streamBatch    = 10
-	streamInterval = 100 * time.Millisecond
-	streamBuffered = 20
-)
+// streamMaxWait bounds the backlog of the streaming runs (offered 4× the
+// quota): what waited longer goes to client_throttled, so the queue always
+// holds work for the throttle and the run ends with its source. The other
+// flags are the defaults.
+const streamMaxWait = 2 * time.Second
 
 var scenarios = []scenario{
 	{
 		name: "steady", family: "token-bucket", about: "offered 4× a 50/s quota throughout",
-		server: testserver.Config{Quota: 50}, groups: 2, batch: streamBatch, interval: streamInterval, maxBuffered: streamBuffered,
+		server: testserver.Config{Quota: 50}, groups: 2, maxWait: streamMaxWait,
 		rate: 200, targets: tokenBucketTargets,
 	},
 	{
 		name: "quota-rise", family: "token-bucket", about: "the quota of 50/s doubles to 100/s at half time (offered stays 200/s)",
-		server: testserver.Config{Quota: 50}, groups: 2, batch: streamBatch, interval: streamInterval, maxBuffered: streamBuffered,
+		server: testserver.Config{Quota: 50}, groups: 2, maxWait: streamMaxWait,
 		rate: 200, change: 0.5, newQuota: 100, targets: changeTargets,
 	},
 	{
 		name: "outage", family: "token-bucket", about: "every call answered 429 for 10 s from a third of the run, quota 50/s otherwise",
-		server: testserver.Config{Quota: 50}, groups: 2, batch: streamBatch, interval: streamInterval, maxBuffered: streamBuffered,
+		server: testserver.Config{Quota: 50}, groups: 2, maxWait: streamMaxWait,
 		rate: 200, change: 1.0 / 3, outageFor: 10 * time.Second, targets: changeTargets,
 	},
 	{
 		name: "competitor", family: "competitor", about: "a 50/s quota shared with the competitor; the pipeline offered 200/s",
-		server: testserver.Config{Quota: 50}, groups: 2, batch: streamBatch, interval: streamInterval, maxBuffered: streamBuffered,
+		server: testserver.Config{Quota: 50}, groups: 2, maxWait: streamMaxWait,
 		rate: 200, competitor: true,
 		targets: []target{{metric: utilisation, limit: 0.90}, {metric: waste, atMost: true, limit: 0.10}},
 	},
 	{
 		name: "minute-retry-after", family: "per-minute", about: "120 per 12 s fixed window, 429s with Retry-After, 8 groups",
 		server: testserver.Config{Quota: 120, Period: 12 * time.Second, Mode: testserver.FixedWindow},
-		groups: 8, maxBuffered: 5, rate: 40, windows: 3,
+		groups: 8, maxWait: streamMaxWait, rate: 40, windows: 3,
 		targets: []target{{metric: utilisation, limit: 0.97}, {metric: waste, atMost: true, limit: 0.03}},
 	},
 	{
 		name: "minute-no-retry-after", family: "per-minute", about: "the same without Retry-After",
 		server: testserver.Config{Quota: 120, Period: 12 * time.Second, Mode: testserver.FixedWindow, NoRetryAfter: true},
-		groups: 8, maxBuffered: 5, rate: 40, windows: 3,
+		groups: 8, maxWait: streamMaxWait, rate: 40, windows: 3,
 		targets: []target{{metric: utilisation, limit: 0.97}, {metric: waste, atMost: true, limit: 0.05}},
 	},
 	{

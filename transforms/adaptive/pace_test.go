@@ -339,3 +339,34 @@ func TestPacerProbesOneAtATimeWhenDark(t *testing.T) {
 		t.Errorf("decision after the probe was accepted: %v, want Send", v)
 	}
 }
+
+func TestPacerBudget(t *testing.T) {
+	p := newTestPacer(t, PacerConfig{StartRate: 10})
+	if got := p.Budget(at(0), at(time.Second)); got != 1 {
+		t.Errorf("budget before the first request: %d, want 1", got)
+	}
+	p.Decide(at(0), 0) // sends; the next slot is at 100ms
+	tests := []struct {
+		now, until time.Duration
+		want       int
+	}{
+		{0, 50 * time.Millisecond, 0},  // before the next slot
+		{0, 100 * time.Millisecond, 1}, // the next slot
+		{0, 350 * time.Millisecond, 3}, // 100, 200, 300 ms
+		{200 * time.Millisecond, 200 * time.Millisecond, 1},
+	}
+	for _, tc := range tests {
+		if got := p.Budget(at(tc.now), at(tc.until)); got != tc.want {
+			t.Errorf("Budget(%v, %v) = %d, want %d", tc.now, tc.until, got, tc.want)
+		}
+	}
+	// Dark: one probe, none while it is unanswered.
+	p.Record(at(10*time.Millisecond), Answer{Outcome: Throttled, Sent: at(0)})
+	if got := p.Budget(at(time.Second), at(2*time.Second)); got != 1 {
+		t.Errorf("budget while dark: %d, want 1", got)
+	}
+	p.Decide(at(time.Second), 0)
+	if got := p.Budget(at(time.Second), at(2*time.Second)); got != 0 {
+		t.Errorf("budget while a probe is unanswered: %d, want 0", got)
+	}
+}

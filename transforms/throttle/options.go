@@ -131,6 +131,7 @@ type config struct {
 	MaxBuffered   int
 	MaxWait       time.Duration
 	Scope         Scope
+	Quota         QuotaConfig
 }
 
 func defaultConfig() config {
@@ -200,6 +201,9 @@ func (c config) validate() error {
 		return fmt.Errorf("buffer batch must be >= 1, got %d", c.BufferBatch)
 	}
 	if _, err := ParseStrategy(string(c.Strategy)); err != nil {
+		return err
+	}
+	if err := c.Quota.Validate(); err != nil {
 		return err
 	}
 	return c.Adaptive.Validate()

@@ -184,6 +184,7 @@ func TryAdaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) 
 		Groups:        cfg.Groups,
 		Scope:         cfg.Scope,
 		ID:            uuid.NewString(),
+		Quota:         cfg.Quota,
 	}, batches)
 
 	success := okBytes

@@ -1,0 +1,283 @@
+package throttle
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive/sharedquota"
+)
+
+// QuotaBackend names the service that keeps a shared quota.
+type QuotaBackend string
+
+// The quota backends.
+const (
+	// NoQuota: no shared quota; the adaptive throttle alone limits calls.
+	NoQuota QuotaBackend = "none"
+	// RedisQuota: a GCRA in Redis (Memorystore included), at
+	// QuotaConfig.Rate.
+	RedisQuota QuotaBackend = "redis"
+	// EnvoyQuota: Envoy's rate-limit service (RLS v3), whose configuration
+	// holds the limit for QuotaConfig.Domain and Descriptors.
+	EnvoyQuota QuotaBackend = "envoy"
+)
+
+// QuotaConfig configures a quota shared by every group, worker and job that
+// uses the same service and key (see WithQuota). Its fields are plain values,
+// serialised into the DoFn; each worker connects in Setup.
+type QuotaConfig struct {
+	// Backend is the service; "" means NoQuota.
+	Backend QuotaBackend
+	// Addr is the service's host:port (Redis, or the rate-limit service's
+	// gRPC address).
+	Addr string
+	// Key names the quota: every client using the same key shares it. For
+	// Redis it is the key of the GCRA; for Envoy it is the value of the
+	// descriptor's last entry, "key" (see Descriptors). Required.
+	Key string
+	// Rate is the Redis quota, such as "600/m" (adaptive.ParseRate).
+	Rate string
+	// Burst is the most permits Redis grants at once; 0 means one second of
+	// the rate (sharedquota.DefaultBurst).
+	Burst int
+	// Domain is the Envoy domain of the limits.
+	Domain string
+	// Descriptors are the Envoy descriptor's entries before the key, as
+	// "k=v,k2=v2" (sharedquota.ParseEntries); empty means only the key
+	// entry.
+	Descriptors string
+	// FailOpen: when the service does not answer within Timeout, send
+	// anyway, limited by the adaptive throttle alone. Otherwise (fail
+	// closed) postpone until it answers.
+	FailOpen bool
+	// Timeout bounds each round trip to the service; 0 means
+	// DefaultQuotaTimeout.
+	Timeout time.Duration
+}
+
+// DefaultQuotaTimeout bounds a round trip to the quota service.
+const DefaultQuotaTimeout = time.Second
+
+// quotaKeyEntry is the name of the Envoy descriptor entry that carries
+// QuotaConfig.Key.
+const quotaKeyEntry = "key"
+
+// enabled reports whether c asks for a shared quota.
+func (c QuotaConfig) enabled() bool { return c.Backend != "" && c.Backend != NoQuota }
+
+// Validate reports whether c is usable, naming the field that is not.
+func (c QuotaConfig) Validate() error {
+	switch c.Backend {
+	case "", NoQuota:
+		return nil
+	case RedisQuota:
+		if _, err := adaptive.ParseRate(c.Rate); err != nil {
+			return fmt.Errorf("quota rate: %w", err)
+		}
+		if c.Burst < 0 {
+			return fmt.Errorf("quota burst must be >= 0, got %d", c.Burst)
+		}
+	case EnvoyQuota:
+		if c.Domain == "" {
+			return fmt.Errorf("quota domain is required with the envoy backend")
+		}
+		if c.Descriptors != "" {
+			if _, err := sharedquota.ParseEntries(c.Descriptors); err != nil {
+				return fmt.Errorf("quota descriptors: %w", err)
+			}
+		}
+	default:
+		return fmt.Errorf("unknown quota backend %q (want none, redis or envoy)", c.Backend)
+	}
+	switch {
+	case c.Addr == "":
+		return fmt.Errorf("quota address is required with the %s backend", c.Backend)
+	case c.Key == "":
+		return fmt.Errorf("quota key is required with the %s backend", c.Backend)
+	case c.Timeout < 0:
+		return fmt.Errorf("quota timeout must be >= 0, got %v", c.Timeout)
+	}
+	return nil
+}
+
+// newQuota connects to the service of c.
+func (c QuotaConfig) newQuota() (adaptive.Quota, error) {
+	switch c.Backend {
+	case RedisQuota:
+		r, err := adaptive.ParseRate(c.Rate)
+		if err != nil {
+			return nil, err
+		}
+		return sharedquota.NewRedis(sharedquota.RedisConfig{Addr: c.Addr, Rate: r, Burst: c.Burst})
+	case EnvoyQuota:
+		var es []sharedquota.Entry
+		if c.Descriptors != "" {
+			var err error
+			if es, err = sharedquota.ParseEntries(c.Descriptors); err != nil {
+				return nil, err
+			}
+		}
+		return sharedquota.NewEnvoy(sharedquota.EnvoyConfig{Addr: c.Addr, Domain: c.Domain, Entries: es, KeyEntry: quotaKeyEntry})
+	}
+	return adaptive.NoQuota{}, nil
+}
+
+// WithQuota makes every group, on every worker, take permits from a quota
+// shared with every other client of the same service and key, once per
+// firing (a batch of permits, never one per element). What a group cannot
+// get permits for is postponed, as the adaptive throttle's postponements
+// are; the adaptive throttle still reacts to 429s on top, for a backend
+// that allows less than the quota or is spent by others. See QuotaConfig
+// for the services and for failing open or closed.
+func WithQuota(q QuotaConfig) Option { return func(c *config) { c.Quota = q } }
+
+// Beam metrics of the shared quota, named as those of Beam's
+// EnvoyRateLimiter (Java, Python).
+var (
+	quotaRequests = beam.NewCounter(Namespace, "ratelimit-requests-total") // round trips to the quota service
+	quotaAllowed  = beam.NewCounter(Namespace, "ratelimit-allowed")        // round trips that granted every permit asked
+	quotaLimited  = beam.NewCounter(Namespace, "ratelimit-throttled")      // round trips that granted fewer
+	quotaErrors   = beam.NewCounter(Namespace, "ratelimit-rpc-errors")     // round trips that failed or timed out
+	quotaPermits  = beam.NewCounter(Namespace, "ratelimit-permits")        // permits granted
+)
+
+// Metric names of the shared quota.
+const (
+	MetricQuotaRequests = "ratelimit-requests-total"
+	MetricQuotaAllowed  = "ratelimit-allowed"
+	MetricQuotaLimited  = "ratelimit-throttled"
+	MetricQuotaErrors   = "ratelimit-rpc-errors"
+	MetricQuotaPermits  = "ratelimit-permits"
+)
+
+// permitPool holds the permits a worker took from the shared quota and has
+// not spent yet, for all the groups of a transform on the worker: a firing
+// that needs a permit takes one from the pool, and asks the quota for a
+// batch when the pool is empty. Permits left over by one firing are spent by
+// the next, of any group, so none is lost.
+type permitPool struct {
+	cfg QuotaConfig
+	q   adaptive.Quota
+
+	mu      sync.Mutex
+	have    int       // permits granted and not spent
+	retryAt time.Time // the quota said: no permits before then
+	logged  time.Time // last error logged (one line a minute at most)
+}
+
+// permit reserves one permit at now, asking the quota for want (at least 1)
+// when the pool is empty. It returns ok, or when to ask again. On an error
+// of the service it fails open (ok) or closed (wait a while), as
+// configured.
+func (p *permitPool) permit(ctx context.Context, now time.Time, want int, retry time.Duration) (ok bool, retryAt time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.have > 0 {
+		p.have--
+		return true, time.Time{}
+	}
+	if now.Before(p.retryAt) {
+		return false, p.retryAt
+	}
+	want = max(want, 1)
+	tctx, cancel := context.WithTimeout(ctx, p.timeout())
+	g, err := p.q.Take(tctx, p.cfg.Key, want, now)
+	cancel()
+	quotaRequests.Inc(ctx, 1)
+	if err != nil {
+		quotaErrors.Inc(ctx, 1)
+		if now.Sub(p.logged) >= time.Minute {
+			p.logged = now
+			log.Warnf(ctx, "throttle: shared quota (%s at %s) did not answer, failing %s: %v",
+				p.cfg.Backend, p.cfg.Addr, map[bool]string{true: "open", false: "closed"}[p.cfg.FailOpen], err)
+		}
+		if p.cfg.FailOpen {
+			return true, time.Time{}
+		}
+		return false, now.Add(retry)
+	}
+	quotaPermits.Inc(ctx, int64(g.Granted))
+	if g.Granted >= want {
+		quotaAllowed.Inc(ctx, 1)
+	} else {
+		quotaLimited.Inc(ctx, 1)
+		p.retryAt = g.RetryAt
+		if !p.retryAt.After(now) {
+			p.retryAt = now.Add(retry)
+		}
+	}
+	if g.Granted == 0 {
+		return false, p.retryAt
+	}
+	p.have = g.Granted - 1
+	return true, time.Time{}
+}
+
+// unspend returns a permit reserved by permit and not used.
+func (p *permitPool) unspend() {
+	p.mu.Lock()
+	p.have++
+	p.mu.Unlock()
+}
+
+func (p *permitPool) timeout() time.Duration {
+	if p.cfg.Timeout > 0 {
+		return p.cfg.Timeout
+	}
+	return DefaultQuotaTimeout
+}
+
+// pools holds the permit pools of the transforms running in this process
+// with a shared quota, one per transform (by throttleFn.ID).
+var pools = struct {
+	mu sync.Mutex
+	m  map[string]*sharedPool
+}{m: map[string]*sharedPool{}}
+
+type sharedPool struct {
+	p    *permitPool
+	refs int
+}
+
+// acquirePool returns the permit pool of the transform id, connecting to the
+// quota's service if it is the first.
+func acquirePool(id string, cfg QuotaConfig) (*permitPool, error) {
+	pools.mu.Lock()
+	defer pools.mu.Unlock()
+	sp, ok := pools.m[id]
+	if !ok {
+		q, err := cfg.newQuota()
+		if err != nil {
+			return nil, fmt.Errorf("throttle: shared quota: %w", err)
+		}
+		sp = &sharedPool{p: &permitPool{cfg: cfg, q: q}}
+		pools.m[id] = sp
+	}
+	sp.refs++
+	return sp.p, nil
+}
+
+// releasePool drops a reference to the pool of id, and closes its
+// connection with the last one.
+func releasePool(id string) {
+	pools.mu.Lock()
+	defer pools.mu.Unlock()
+	sp, ok := pools.m[id]
+	if !ok {
+		return
+	}
+	if sp.refs--; sp.refs > 0 {
+		return
+	}
+	delete(pools.m, id)
+	if c, ok := sp.p.q.(io.Closer); ok {
+		c.Close()
+	}
+}

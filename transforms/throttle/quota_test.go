@@ -1,0 +1,143 @@
+package throttle
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
+	"github.com/google/uuid"
+
+	"github.com/beamthrottle/beamthrottle/clientcall"
+	"github.com/beamthrottle/beamthrottle/internal/services"
+)
+
+func init() {
+	register.Function1x1[Record, bool](maxWaitRecordOK)
+}
+
+func maxWaitRecordOK(r Record) bool {
+	return r.Outcome == OutcomeClientThrottled && strings.Contains(r.Error, "Waited longer than the max wait")
+}
+
+// quotaRun runs n elements through 4 groups with the shared quota q and a
+// max wait of 10 s (on Prism's synthetic clock), and checks conservation:
+// every element a success or, past the max wait, client-throttled. It
+// returns the successes and the pipeline's result.
+func quotaRun(t *testing.T, n int, q QuotaConfig) (int64, beam.PipelineResult) {
+	t.Helper()
+	p, s := beam.NewPipelineWithRoot()
+	out := Adaptive(s, generate(s, n), clientcall.Echo{}, WithGroups(4), WithQuota(q), WithMaxWait(10*time.Second),
+		WithBatchInterval(200*time.Millisecond))
+	passert.Empty(s, out.ServerThrottled)
+	passert.Empty(s, out.Errors)
+	passert.True(s, out.ClientThrottled, maxWaitRecordOK)
+	res := runPipeline(t, p, true)
+	ok, ct := counter(t, res, MetricAccepted), counter(t, res, MetricClientThrottled)
+	if ok+ct != int64(n) {
+		t.Errorf("success %d + client-throttled %d, want %d", ok, ct, n)
+	}
+	return ok, res
+}
+
+// TestSharedQuota: the groups of a pipeline together never send more than
+// a shared quota grants, on Redis and on Envoy's rate-limit service (both
+// real, on loopback). The quota is 50 a day, so the counts do not depend on
+// the machine's speed: 50 elements succeed, and the rest wait out the max
+// wait.
+func TestSharedQuota(t *testing.T) {
+	const n, quota = 120, 50
+	rd := services.StartRedis(t)
+	rls := services.StartRateLimit(t, rd.Addr, services.RateLimitConfig(t))
+	for _, tc := range []struct {
+		name string
+		q    QuotaConfig
+	}{
+		{"redis", QuotaConfig{Backend: RedisQuota, Addr: rd.Addr, Rate: fmt.Sprintf("%d/24h", quota), Burst: quota}},
+		{"envoy", QuotaConfig{Backend: EnvoyQuota, Addr: rls.Addr, Domain: "beamthrottle"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.q.Backend == EnvoyQuota {
+				// The service's day windows end at midnight UTC: do not straddle one.
+				if left := time.Until(time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)); left < time.Minute {
+					time.Sleep(left + time.Second)
+				}
+			}
+			tc.q.Key = "pipeline-" + uuid.NewString()
+			ok, res := quotaRun(t, n, tc.q)
+			if ok != quota {
+				t.Errorf("success %d, want the quota's %d", ok, quota)
+			}
+			if got := counter(t, res, MetricQuotaPermits); got != quota {
+				t.Errorf("%s = %d, want %d", MetricQuotaPermits, got, quota)
+			}
+			if got := counter(t, res, MetricQuotaRequests); got < 2 || got > quota+int64(n) {
+				t.Errorf("%s = %d, want a few round trips", MetricQuotaRequests, got)
+			}
+			if got := counter(t, res, MetricQuotaErrors); got != 0 {
+				t.Errorf("%s = %d, want 0", MetricQuotaErrors, got)
+			}
+		})
+	}
+}
+
+// TestSharedQuotaUnreachable: with the quota's service down, failing open
+// sends everything (the adaptive throttle alone limits it) and counts the
+// errors; failing closed postpones everything until the max wait.
+func TestSharedQuotaUnreachable(t *testing.T) {
+	const n = 40
+	rd := services.StartRedis(t)
+	addr := rd.Addr
+	rd.Kill()
+	for _, tc := range []struct {
+		open   bool
+		wantOK int64
+	}{
+		{open: true, wantOK: n},
+		{open: false, wantOK: 0},
+	} {
+		t.Run(fmt.Sprintf("fail open %v", tc.open), func(t *testing.T) {
+			q := QuotaConfig{Backend: RedisQuota, Addr: addr, Key: "down", Rate: "10/s", FailOpen: tc.open,
+				Timeout: 200 * time.Millisecond}
+			ok, res := quotaRun(t, n, q)
+			if ok != tc.wantOK {
+				t.Errorf("success %d, want %d", ok, tc.wantOK)
+			}
+			if got := counter(t, res, MetricQuotaErrors); got == 0 {
+				t.Errorf("%s = 0, want the failed round trips", MetricQuotaErrors)
+			}
+		})
+	}
+}
+
+func TestQuotaConfigValidate(t *testing.T) {
+	tests := []struct {
+		q    QuotaConfig
+		want string // in the error; "" for none
+	}{
+		{QuotaConfig{}, ""},
+		{QuotaConfig{Backend: NoQuota}, ""},
+		{QuotaConfig{Backend: RedisQuota, Addr: "h:1", Key: "k", Rate: "600/m"}, ""},
+		{QuotaConfig{Backend: EnvoyQuota, Addr: "h:1", Key: "k", Domain: "d", Descriptors: "a=b,c=d"}, ""},
+		{QuotaConfig{Backend: "memcached"}, "unknown quota backend"},
+		{QuotaConfig{Backend: RedisQuota, Addr: "h:1", Key: "k", Rate: "600 per minute"}, "quota rate"},
+		{QuotaConfig{Backend: RedisQuota, Addr: "h:1", Key: "k", Rate: "600/m", Burst: -1}, "quota burst"},
+		{QuotaConfig{Backend: RedisQuota, Key: "k", Rate: "600/m"}, "quota address"},
+		{QuotaConfig{Backend: RedisQuota, Addr: "h:1", Rate: "600/m"}, "quota key"},
+		{QuotaConfig{Backend: EnvoyQuota, Addr: "h:1", Key: "k"}, "quota domain"},
+		{QuotaConfig{Backend: EnvoyQuota, Addr: "h:1", Key: "k", Domain: "d", Descriptors: "a"}, "quota descriptors"},
+		{QuotaConfig{Backend: RedisQuota, Addr: "h:1", Key: "k", Rate: "1/s", Timeout: -time.Second}, "quota timeout"},
+	}
+	for _, tc := range tests {
+		err := tc.q.Validate()
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%+v: %v, want nil", tc.q, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%+v: %v, want an error about %s", tc.q, err, tc.want)
+		}
+	}
+}
