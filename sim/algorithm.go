@@ -68,18 +68,14 @@ const (
 	// PacerPerGroup is the Pacer with one per group (the transform's group
 	// scope).
 	PacerPerGroup = "pacer-per-group"
-	// PacedThrottler is the paced mode of issue 5, an adaptive.Throttler
-	// in ModePaced, that sends or rejects (the transform's paced mode now
-	// uses the Pacer).
-	PacedThrottler = "paced-throttler"
-	None           = "none"
-	Oracle         = "oracle"
+	None          = "none"
+	Oracle        = "oracle"
 )
 
 // Algorithms returns the standard algorithms: the pacer as the transform's
-// paced mode builds it, the per-element throttles (SRE, the paced mode of
-// issue 5, the original tool's) behind a Policy that never postpones (see
-// AdaptiveAlgorithm), no throttle and the oracle.
+// paced mode builds it, the per-element throttles (SRE, the original
+// tool's) behind a Policy that never postpones (see AdaptiveAlgorithm), no
+// throttle and the oracle.
 func Algorithms() []Algorithm {
 	return []Algorithm{
 		PacerAlgorithm(),
@@ -91,8 +87,6 @@ func Algorithms() []Algorithm {
 			adaptive.Config{K: 2, Window: adaptive.Sliding}),
 		AdaptiveAlgorithm(SREK11, "SRE, K=1.1, sliding 2-minute window in 1 s buckets",
 			adaptive.Config{K: 1.1, Window: adaptive.Sliding}),
-		AdaptiveAlgorithm(PacedThrottler, "the paced mode of issue 5: an adaptive.Throttler in ModePaced with default settings, which sends or rejects",
-			adaptive.Config{Mode: adaptive.ModePaced}),
 		NoneAlgorithm(),
 		OracleAlgorithm(),
 	}
