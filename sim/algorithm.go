@@ -161,9 +161,6 @@ func (a throttler) Decide(now time.Time, inFlight int) adaptive.Decision {
 
 func (a throttler) Record(now time.Time, ans adaptive.Answer) {
 	a.t.Record(now, ans.Outcome)
-	if ans.Outcome == adaptive.Throttled && ans.RetryAfter > 0 {
-		a.t.RecordRetryAfter(now, ans.RetryAfter)
-	}
 }
 
 func (a throttler) MarshalBinary() ([]byte, error) { return json.Marshal(a.t.State()) }

@@ -10,12 +10,11 @@
 // locally, and p is computed from the counts before the current attempt is
 // counted.
 //
-// Config.Mode selects a second algorithm, [ModePaced], which paces the
-// requests sent with a token bucket whose rate follows the backend's
-// answers, so that under sustained overload only a few per cent of the
-// requests sent are rejected by the backend instead of about half (see
-// docs/sim/results.md for measurements). ModeSRE, the formula above, is the
-// default.
+// Config.Mode selects between that rule ([ModeSRE]) and the [Pacer]
+// ([ModePaced]), which spaces requests at the rate the backend accepts and
+// postpones the others, so that under sustained overload next to nothing
+// is rejected by the backend instead of about half (see
+// docs/sim/results.md for measurements).
 //
 // The package is pure Go and has no dependency on Beam. [Throttler] is the
 // algorithm: time is passed into every call and randomness is injected, so it
@@ -97,8 +96,10 @@ func Probability(requests, accepts int64, k float64) float64 {
 	return p
 }
 
-// Throttler decides whether to send or locally reject each request, from the
-// requests and accepts it has counted in its current window.
+// Throttler is the SRE throttle: it decides whether to send or locally
+// reject each request, from the requests and accepts it has counted in its
+// current window, with the probability of [Probability]. [SRE] is the same
+// rule behind the [Policy] interface.
 //
 // Every method takes the current time; the Throttler never reads the clock. A
 // time earlier than one seen before is treated as belonging to the current
@@ -127,15 +128,10 @@ type Throttler struct {
 
 	bucketRequests []int64 // Sliding ring: slot floorMod(bucket number, len)
 	bucketAccepts  []int64
-
-	paced        bool    // ModePaced
-	paceInterval uint64  // ModePaced control interval, nanoseconds
-	minInterval  uint64  // 7/8 of paceInterval
-	burst        float64 // ModePaced bucket depth, seconds
-	pc           pacer
 }
 
-// New returns a Throttler for cfg, or the error of cfg.Validate.
+// New returns a Throttler for cfg, or the error of cfg.Validate. cfg.Mode
+// must be ModeSRE: ModePaced is the [Pacer]'s mode, made by [NewPacer].
 //
 // rnd must return values uniformly distributed in [0, 1); Decide calls it
 // exactly once per request and rejects the request when the value is below
@@ -148,6 +144,9 @@ type Throttler struct {
 func New(cfg Config, rnd func() float64) (*Throttler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cfg.Mode != ModeSRE {
+		return nil, fmt.Errorf("adaptive: a Throttler needs Mode ModeSRE, got %v (ModePaced is the Pacer: use NewPacer)", cfg.Mode)
 	}
 	cfg = cfg.WithDefaults()
 	if rnd == nil {
@@ -163,12 +162,6 @@ func New(cfg Config, rnd func() float64) (*Throttler, error) {
 		sliding:  cfg.Window == Sliding,
 		interval: int64(cfg.ResetInterval),
 		bucket:   int64(cfg.Bucket),
-		paced:    cfg.Mode == ModePaced,
-	}
-	if t.paced {
-		t.paceInterval = uint64(cfg.Interval)
-		t.minInterval = t.paceInterval - t.paceInterval/8
-		t.burst = cfg.Burst.Seconds()
 	}
 	if t.sliding {
 		n := bucketCount(cfg.WindowSize, cfg.Bucket)
@@ -186,19 +179,8 @@ func (t *Throttler) Config() Config { return t.cfg }
 // computed from the counts before this request; the request is then counted
 // (requests++) whether it is allowed or not. Follow an allowed request with
 // Record once its outcome is known; a rejected one needs nothing more.
-//
-// In ModePaced the request is allowed when the token bucket holds a token
-// (or the pacer is not limiting yet), and p is not a probability drawn
-// against but the share of the requests of the current and previous control
-// intervals, this one included, that were rejected locally: 0 only for an
-// allowed request, 1 only for a rejected one (always 1 while a Retry-After
-// blocks).
 func (t *Throttler) Decide(now time.Time) (allow bool, p float64) {
-	n := unixNanos(now)
-	if t.paced {
-		return t.decidePaced(n)
-	}
-	t.touch(n)
+	t.touch(unixNanos(now))
 	p = Probability(t.requests, t.accepts, t.cfg.K)
 	allow = !(t.rnd() < p)
 	t.addRequest()
@@ -206,16 +188,15 @@ func (t *Throttler) Decide(now time.Time) (allow bool, p float64) {
 }
 
 // DecideWithPending is Decide for a caller with pending calls: allowed
-// requests whose outcome has not been recorded yet. In ModeSRE they are
-// left out of p, as if not yet made, so a wave of concurrent calls does not
-// throttle itself before any response has come back (with pending 0 it is
-// exactly Decide); the request is still counted. ModePaced ignores pending.
+// requests whose outcome has not been recorded yet. They are left out of
+// p, as if not yet made, so a wave of concurrent calls does not throttle
+// itself before any response has come back (with pending 0 it is exactly
+// Decide); the request is still counted.
 func (t *Throttler) DecideWithPending(now time.Time, pending int) (allow bool, p float64) {
-	if t.paced || pending <= 0 {
+	if pending <= 0 {
 		return t.Decide(now)
 	}
-	n := unixNanos(now)
-	t.touch(n)
+	t.touch(unixNanos(now))
 	p = Probability(max(t.requests-int64(pending), 0), t.accepts, t.cfg.K)
 	allow = !(t.rnd() < p)
 	t.addRequest()
@@ -227,12 +208,7 @@ func (t *Throttler) DecideWithPending(now time.Time, pending int) (allow bool, p
 // Config.CountFailuresAsRejects is set; Throttled does not count. Record
 // never counts a request: Decide has done so already.
 func (t *Throttler) Record(now time.Time, o Outcome) {
-	n := unixNanos(now)
-	if t.paced {
-		t.recordPaced(n, o)
-		return
-	}
-	t.touch(n)
+	t.touch(unixNanos(now))
 	switch o {
 	case Accepted:
 	case Throttled:
@@ -247,21 +223,9 @@ func (t *Throttler) Record(now time.Time, o Outcome) {
 
 // Probability returns the rejection probability the next Decide at now would
 // use, after moving the window to now. It counts nothing and returns 0 before
-// the first event. In ModePaced it is the share of recent requests rejected
-// locally (see Decide), or 1 while a Retry-After blocks.
+// the first event.
 func (t *Throttler) Probability(now time.Time) float64 {
-	n := unixNanos(now)
-	t.advance(n)
-	if t.paced {
-		if !t.started {
-			return 0
-		}
-		t.pacedAdvance(n)
-		if n < t.pc.blocked {
-			return 1
-		}
-		return t.pacedP()
-	}
+	t.advance(unixNanos(now))
 	return Probability(t.requests, t.accepts, t.cfg.K)
 }
 

@@ -58,14 +58,6 @@ func (l *Limiter) Record(o Outcome) {
 	l.t.Record(time.Now(), o)
 }
 
-// RecordRetryAfter passes on the back-off the backend asked for with its
-// rejection; see [Throttler.RecordRetryAfter].
-func (l *Limiter) RecordRetryAfter(d time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.t.RecordRetryAfter(time.Now(), d)
-}
-
 // Probability returns the rejection probability the next Allow would use.
 func (l *Limiter) Probability() float64 {
 	l.mu.Lock()

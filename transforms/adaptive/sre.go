@@ -24,12 +24,9 @@ type SRE struct {
 }
 
 // NewSRE returns the SRE policy for cfg (whose Mode must be ModeSRE) with
-// the random source rnd (see [New]). A positive postpone turns its local
-// rejections into postponements of that long.
+// the random source rnd, or the error of [New]. A positive postpone turns
+// its local rejections into postponements of that long.
 func NewSRE(cfg Config, rnd func() float64, postpone time.Duration) (*SRE, error) {
-	if cfg.Mode != ModeSRE {
-		return nil, fmt.Errorf("adaptive: NewSRE needs Mode ModeSRE, got %v", cfg.Mode)
-	}
 	if postpone < 0 {
 		return nil, fmt.Errorf("adaptive: NewSRE: postpone must not be negative, got %v", postpone)
 	}

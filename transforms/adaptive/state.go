@@ -36,49 +36,9 @@ type State struct {
 	BucketRequests []int64
 	BucketAccepts  []int64
 
-	// Mode is the Mode (ModeSRE or ModePaced) of the Throttler the State
-	// was taken from. The fields below are ModePaced's and are zero in
-	// ModeSRE. Times are Unix nanoseconds, rates requests per second.
+	// Mode is the Mode of the Throttler the State was taken from: always
+	// ModeSRE.
 	Mode int64
-	// Limited reports whether the pacer limits (it does not until the
-	// backend first rejects more than the target share).
-	Limited bool
-	// Rate is the paced rate while Limited.
-	Rate float64
-	// Tokens is the token bucket level at time Refilled.
-	Tokens   float64
-	Refilled int64
-	// Good is the highest pace the backend coped with lately (it fades under
-	// overload); after an outage the rate climbs back to it.
-	Good float64
-	// BlockedUntil is when a Retry-After stops blocking; 0 if none.
-	BlockedUntil int64
-	// Streak counts the limited control intervals in a row without a
-	// rejection; Hit is the share of recent limited intervals with one, and
-	// RunHit was Hit when the current run of clean intervals began.
-	Streak int64
-	Hit    float64
-	RunHit float64
-	// Climb reports a climb back to Good after the backend went dark, and
-	// Dark counts the control intervals in a row in which it accepted
-	// nothing.
-	Climb bool
-	Dark  int64
-	// Demand is the recent average of decisions per second.
-	Demand float64
-	// IntervalStart is the start of the current control interval, and
-	// Sent, Rejected, IntervalAccepted and IntervalThrottled are the
-	// requests allowed and rejected locally and the answers counted as
-	// accepted and as rejected by the backend in it.
-	IntervalStart     int64
-	Sent              int64
-	Rejected          int64
-	IntervalAccepted  int64
-	IntervalThrottled int64
-	// PrevDecisions and PrevRejected are the decisions and local
-	// rejections of the previous control interval.
-	PrevDecisions int64
-	PrevRejected  int64
 }
 
 // ErrInvalidState is wrapped by the errors SetState returns for a State that
@@ -95,15 +55,6 @@ func (t *Throttler) State() State {
 		Requests: t.requests,
 		Accepts:  t.accepts,
 		Mode:     int64(t.cfg.Mode),
-	}
-	if t.paced {
-		pc := &t.pc
-		s.Limited, s.Rate, s.Tokens, s.Refilled = pc.limited, pc.rate, pc.tokens, pc.last
-		s.Good, s.BlockedUntil, s.IntervalStart = pc.good, pc.blocked, pc.ivStart
-		s.Streak, s.Hit, s.RunHit = pc.streak, pc.hit, pc.runHit
-		s.Climb, s.Dark, s.Demand = pc.climb, pc.dark, pc.demand
-		s.Sent, s.Rejected, s.IntervalAccepted, s.IntervalThrottled = pc.sent, pc.rejected, pc.accepted, pc.throttled
-		s.PrevDecisions, s.PrevRejected = pc.prevDecisions, pc.prevRejected
 	}
 	if t.sliding {
 		s.BucketNanos = t.bucket
@@ -130,18 +81,16 @@ func (t *Throttler) State() State {
 //   - any other combination (a change of Window mode or of bucket width)
 //     resets t to its state after New, since the history cannot be mapped
 //     onto the new windows; throttling then restarts from zero counts;
-//   - a State of the other Mode resets t to its state after New;
-//   - ModePaced into ModePaced restores the pacer whatever the paced
-//     settings, alongside the window as above (the pacer is kept even when
-//     the window is reset).
+//   - a State of another Mode (ModePaced, written by the paced Throttler
+//     of earlier versions) resets t to its state after New.
 //
 // Empty bucket slices are accepted like nil ones (Beam's schema coder turns
 // one into the other).
 //
 // SetState returns an error wrapping ErrInvalidState, and leaves t
 // unchanged, if s is started and has negative counts, an unknown Window or
-// Mode, bucket slices of different lengths, bucket counts whose sum
-// overflows, or paced rates that are negative, NaN or infinite.
+// Mode, bucket slices of different lengths, or bucket counts whose sum
+// overflows.
 func (t *Throttler) SetState(s State) error {
 	if !s.Started {
 		t.reset()
@@ -155,23 +104,6 @@ func (t *Throttler) SetState(s State) error {
 		return nil
 	}
 	t.setWindowState(s)
-	if t.paced {
-		if !t.started { // window reset: restart it where the interval started
-			t.touch(s.IntervalStart)
-		}
-		t.pc = pacer{
-			limited: s.Limited, rate: s.Rate, tokens: s.Tokens, last: s.Refilled,
-			good: s.Good, blocked: s.BlockedUntil, ivStart: s.IntervalStart,
-			streak: min(s.Streak, maxStreak), hit: min(s.Hit, 1), runHit: min(s.RunHit, 1),
-			climb: s.Climb, dark: min(s.Dark, maxStreak), demand: min(s.Demand, maxRate),
-			sent: s.Sent, rejected: s.Rejected, accepted: s.IntervalAccepted, throttled: s.IntervalThrottled,
-			prevDecisions: s.PrevDecisions, prevRejected: s.PrevRejected,
-		}
-		if t.pc.limited {
-			t.pc.rate = t.clampRate(t.pc.rate)
-			t.pc.tokens = min(t.pc.tokens, t.bucketDepth())
-		}
-	}
 	return nil
 }
 
@@ -214,16 +146,6 @@ func (s State) check() error {
 	if s.Mode != int64(ModeSRE) && s.Mode != int64(ModePaced) {
 		return fmt.Errorf("%w: unknown Mode %d", ErrInvalidState, s.Mode)
 	}
-	for _, f := range [...]float64{s.Rate, s.Tokens, s.Good, s.Hit, s.RunHit, s.Demand} {
-		if !(f >= 0) || math.IsInf(f, 1) {
-			return fmt.Errorf("%w: paced rates and tokens must be finite and not negative, got %v", ErrInvalidState, f)
-		}
-	}
-	for _, c := range [...]int64{s.Streak, s.Dark, s.Sent, s.Rejected, s.IntervalAccepted, s.IntervalThrottled, s.PrevDecisions, s.PrevRejected} {
-		if c < 0 {
-			return fmt.Errorf("%w: negative paced count %d", ErrInvalidState, c)
-		}
-	}
 	if s.Requests < 0 || s.Accepts < 0 {
 		return fmt.Errorf("%w: negative counts %d requests, %d accepts", ErrInvalidState, s.Requests, s.Accepts)
 	}
@@ -252,5 +174,4 @@ func (t *Throttler) reset() {
 	t.requests, t.accepts = 0, 0
 	clear(t.bucketRequests)
 	clear(t.bucketAccepts)
-	t.pc = pacer{}
 }
