@@ -18,9 +18,10 @@
 //
 // The package is pure Go and has no dependency on Beam. [Throttler] is the
 // algorithm: time is passed into every call and randomness is injected, so it
-// is deterministic and allocation free on the decision path; its counters can
-// be saved and restored as a plain [State]. [Limiter] wraps a Throttler with a
-// mutex and the wall clock for ordinary concurrent Go code.
+// is deterministic and allocation free on the decision path; its counters are
+// saved and restored as opaque, versioned bytes ([Throttler.MarshalBinary]).
+// [Limiter] wraps a Throttler with a mutex and the wall clock for ordinary
+// concurrent Go code.
 //
 // Typical use:
 //

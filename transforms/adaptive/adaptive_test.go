@@ -222,8 +222,8 @@ func TestUnstarted(t *testing.T) {
 			if req, acc := th.Counts(t0); req != 0 || acc != 0 {
 				t.Errorf("got counts (%d, %d) before any event, want (0, 0)", req, acc)
 			}
-			if got := th.State(); got.Started {
-				t.Errorf("got State().Started true after Probability and Counts, want false")
+			if adaptive.Started(th) {
+				t.Errorf("got a started Throttler after Probability and Counts, want unstarted")
 			}
 		})
 	}

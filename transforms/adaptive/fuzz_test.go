@@ -161,8 +161,12 @@ func FuzzProbability(f *testing.F) {
 				if err != nil {
 					t.Fatalf("New error: %v", err)
 				}
-				if err := next.SetState(th.State()); err != nil {
-					t.Fatalf("SetState(State()) error: %v", err)
+				b, err := th.MarshalBinary()
+				if err != nil {
+					t.Fatalf("MarshalBinary error: %v", err)
+				}
+				if err := next.UnmarshalBinary(b); err != nil {
+					t.Fatalf("UnmarshalBinary(MarshalBinary()) error: %v", err)
 				}
 				th = next
 			case 5: // Probability

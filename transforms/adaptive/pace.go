@@ -2,7 +2,6 @@ package adaptive
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -310,9 +309,6 @@ var probeGain = 0.3
 
 // pacerWords is the number of 8-byte words of the Pacer's state.
 const pacerWords = 13
-
-// ErrState is returned by UnmarshalBinary for state it does not recognise.
-var ErrState = errors.New("adaptive: unrecognised policy state")
 
 // MarshalBinary encodes the Pacer's state, versioned.
 func (p *Pacer) MarshalBinary() ([]byte, error) {

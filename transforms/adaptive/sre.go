@@ -1,7 +1,6 @@
 package adaptive
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -56,33 +55,14 @@ func (s *SRE) Record(now time.Time, a Answer) { s.t.Record(now, a.Outcome) }
 // Throttler returns the Throttler behind s, for its counts.
 func (s *SRE) Throttler() *Throttler { return s.t }
 
-// sreVersion is the version byte of the SRE policy's state encoding.
-const sreVersion = 0x11 // high nibble: the policy (1, SRE); low: the version
+// MarshalBinary encodes the counters, versioned (see
+// [Throttler.MarshalBinary]).
+func (s *SRE) MarshalBinary() ([]byte, error) { return s.t.MarshalBinary() }
 
-// MarshalBinary encodes the counters, versioned.
-func (s *SRE) MarshalBinary() ([]byte, error) {
-	b, err := json.Marshal(s.t.State())
-	if err != nil {
-		return nil, err
-	}
-	return append([]byte{sreVersion}, b...), nil
-}
-
-// UnmarshalBinary restores counters made by MarshalBinary (adapted to this
-// policy's windows as [Throttler.SetState] does). Empty data resets them;
-// data of another version or shape is refused with ErrState and leaves the
-// counters reset.
-func (s *SRE) UnmarshalBinary(data []byte) error {
-	if len(data) == 0 {
-		s.t.reset()
-		return nil
-	}
-	var st State
-	if data[0] != sreVersion || json.Unmarshal(data[1:], &st) != nil || s.t.SetState(st) != nil {
-		s.t.reset()
-		return ErrState
-	}
-	return nil
-}
+// UnmarshalBinary restores counters made by MarshalBinary, adapted to this
+// policy's windows (see [Throttler.UnmarshalBinary]). Empty data resets
+// them; data of another version or shape is refused with an error wrapping
+// ErrState and leaves the counters reset.
+func (s *SRE) UnmarshalBinary(data []byte) error { return s.t.UnmarshalBinary(data) }
 
 var _ Policy = (*SRE)(nil)
