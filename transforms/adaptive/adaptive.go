@@ -20,7 +20,7 @@
 // algorithm: time is passed into every call and randomness is injected, so it
 // is deterministic and allocation free on the decision path; its counters are
 // saved and restored as opaque, versioned bytes ([Throttler.MarshalBinary]).
-// [Limiter] wraps a Throttler with a mutex and the wall clock for ordinary
+// [Limiter] wraps a [Policy] with a mutex and the wall clock for ordinary
 // concurrent Go code.
 //
 // Typical use:
@@ -109,8 +109,8 @@ func Probability(requests, accepts int64, k float64) float64 {
 // and 2262 and saturate outside that range.
 //
 // Decide, Record, Probability and Counts do not allocate. A Throttler is not
-// safe for concurrent use; use a [Limiter] or your own lock to share one
-// between goroutines. Create Throttlers with [New]; the zero value is not
+// safe for concurrent use; use an [SRE] in a [Limiter], or your own lock,
+// to share one between goroutines. Create Throttlers with [New]; the zero value is not
 // usable.
 type Throttler struct {
 	cfg Config

@@ -150,8 +150,7 @@ type Config struct {
 	// Seed seeds the random source that [New] uses when given a nil random
 	// function: the generator is math/rand/v2's PCG seeded with Seed, or
 	// with DefaultSeed when Seed is zero, so such a Throttler is
-	// reproducible. [NewLimiter] uses Seed the same way when it is non-zero
-	// and a randomly seeded source when it is zero.
+	// reproducible.
 	Seed uint64
 
 	// Mode selects the policy; the zero value is ModeSRE. A Throttler

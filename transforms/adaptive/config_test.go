@@ -45,10 +45,10 @@ func TestValidate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()
 			_, newErr := adaptive.New(tc.cfg, nil)
-			_, limErr := adaptive.NewLimiter(tc.cfg)
+			_, sreErr := adaptive.NewSRE(tc.cfg, nil, 0)
 			if tc.wantField == "" {
-				if err != nil || newErr != nil || limErr != nil {
-					t.Errorf("got errors (%v, %v, %v), want nil", err, newErr, limErr)
+				if err != nil || newErr != nil || sreErr != nil {
+					t.Errorf("got errors (%v, %v, %v), want nil", err, newErr, sreErr)
 				}
 				return
 			}
@@ -62,8 +62,8 @@ func TestValidate(t *testing.T) {
 			if newErr == nil || newErr.Error() != msg {
 				t.Errorf("got New error %v, want %q", newErr, msg)
 			}
-			if limErr == nil || limErr.Error() != msg {
-				t.Errorf("got NewLimiter error %v, want %q", limErr, msg)
+			if sreErr == nil || sreErr.Error() != msg {
+				t.Errorf("got NewSRE error %v, want %q", sreErr, msg)
 			}
 		})
 	}

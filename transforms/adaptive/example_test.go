@@ -1,6 +1,7 @@
 package adaptive_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -55,33 +56,35 @@ func ExampleThrottler() {
 // errOverloaded stands for a backend's "429 Too Many Requests".
 var errOverloaded = errors.New("overloaded")
 
-// A Limiter protects a backend called from ordinary Go code. Here the
-// backend is always overloaded, so the Limiter soon rejects most requests
-// locally, without calling it.
+// A Limiter protects a backend called from ordinary Go code, here with the
+// SRE throttle. The backend is always overloaded, so the Limiter soon
+// rejects most requests locally, without calling it.
 func ExampleLimiter() {
-	l, err := adaptive.NewLimiter(adaptive.Config{Window: adaptive.Sliding})
+	sre, err := adaptive.NewSRE(adaptive.Config{Window: adaptive.Sliding}, nil, 0)
 	if err != nil {
 		panic(err)
 	}
+	l := adaptive.NewLimiter(sre)
 	call := func() error { return errOverloaded }
 
-	sent := 0
+	ctx := context.Background()
+	calls := 0
 	for range 1000 {
-		allow, _ := l.Allow()
-		if !allow {
-			continue // fail fast
+		sent, err := l.Wait(ctx)
+		if err != nil {
+			continue // ErrRejected: fail fast
 		}
-		sent++
+		calls++
+		a := adaptive.Answer{Outcome: adaptive.Accepted, Sent: sent}
 		switch err := call(); {
-		case err == nil:
-			l.Record(adaptive.Accepted)
 		case errors.Is(err, errOverloaded):
-			l.Record(adaptive.Throttled)
-		default:
-			l.Record(adaptive.Failed)
+			a.Outcome = adaptive.Throttled
+		case err != nil:
+			a.Outcome = adaptive.Failed
 		}
+		l.Record(a)
 	}
-	fmt.Println("most requests rejected locally:", sent < 100)
+	fmt.Println("most requests rejected locally:", calls < 100)
 	// Output:
 	// most requests rejected locally: true
 }
