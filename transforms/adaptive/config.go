@@ -181,9 +181,9 @@ func (c Config) WithDefaults() Config {
 
 // Validate reports whether c, after applying defaults, describes a usable
 // Throttler, but for its Mode, which may be either ([New] needs ModeSRE).
-// The error message begins with "adaptive: " and names the
-// offending field. WindowSize and Bucket are related to each other only when
-// Window is Sliding, but negative durations are rejected in every mode.
+// The error message begins with "adaptive: " and names the offending
+// field. WindowSize and Bucket are related to each other only when Window
+// is Sliding, but negative durations are rejected in every window.
 func (c Config) Validate() error {
 	d := c.WithDefaults()
 	if math.IsNaN(d.K) || math.IsInf(d.K, 0) || d.K <= 0 {
