@@ -64,7 +64,7 @@ simsweep:
 # Longer fuzzing runs (make test runs only the seed corpora).
 FUZZTIME ?= 30s
 FUZZ_TARGETS := \
-	./transforms/adaptive:FuzzProbability ./transforms/adaptive:FuzzPaced \
+	./transforms/adaptive:FuzzProbability \
 	./transforms/throttle:FuzzRecordUnmarshal ./transforms/throttle:FuzzRecordMarshal \
 	./clientcall:FuzzParseRetryAfter ./clientcall:FuzzHTTPAnswer \
 	./pipeline:FuzzMessageToElement ./pipeline:FuzzDeadLetterAttributes \

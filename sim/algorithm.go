@@ -2,7 +2,6 @@ package sim
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -51,7 +50,7 @@ type Algorithm struct {
 
 // The standard policies.
 var (
-	_ adaptive.Policy = throttler{}
+	_ adaptive.Policy = (*adaptive.SRE)(nil)
 	_ adaptive.Policy = (*original)(nil)
 	_ adaptive.Policy = none{}
 	_ adaptive.Policy = oracle{}
@@ -68,18 +67,14 @@ const (
 	// PacerPerGroup is the Pacer with one per group (the transform's group
 	// scope).
 	PacerPerGroup = "pacer-per-group"
-	// PacedThrottler is the paced mode of issue 5, an adaptive.Throttler
-	// in ModePaced, that sends or rejects (the transform's paced mode now
-	// uses the Pacer).
-	PacedThrottler = "paced-throttler"
-	None           = "none"
-	Oracle         = "oracle"
+	None          = "none"
+	Oracle        = "oracle"
 )
 
 // Algorithms returns the standard algorithms: the pacer as the transform's
-// paced mode builds it, the per-element throttles (SRE, the paced mode of
-// issue 5, the original tool's) behind a Policy that never postpones (see
-// AdaptiveAlgorithm), no throttle and the oracle.
+// paced mode builds it, the per-element throttles (SRE, the original
+// tool's) behind a Policy that never postpones (see AdaptiveAlgorithm), no
+// throttle and the oracle.
 func Algorithms() []Algorithm {
 	return []Algorithm{
 		PacerAlgorithm(),
@@ -91,8 +86,6 @@ func Algorithms() []Algorithm {
 			adaptive.Config{K: 2, Window: adaptive.Sliding}),
 		AdaptiveAlgorithm(SREK11, "SRE, K=1.1, sliding 2-minute window in 1 s buckets",
 			adaptive.Config{K: 1.1, Window: adaptive.Sliding}),
-		AdaptiveAlgorithm(PacedThrottler, "the paced mode of issue 5: an adaptive.Throttler in ModePaced with default settings, which sends or rejects",
-			adaptive.Config{Mode: adaptive.ModePaced}),
 		NoneAlgorithm(),
 		OracleAlgorithm(),
 	}
@@ -135,51 +128,25 @@ func newPacer(groups int) *adaptive.Pacer {
 	return p
 }
 
-// AdaptiveAlgorithm returns an Algorithm running an adaptive.Throttler with
-// cfg in every group, in the per-element model: its Policy sends when the
-// Throttler allows and rejects otherwise, never postpones, and passes a
-// 429's Retry-After on (RecordRetryAfter). Its state is the Throttler's
-// State in JSON. It panics if cfg is invalid.
+// AdaptiveAlgorithm returns an Algorithm running the SRE throttle with cfg
+// (an adaptive.SRE policy, cfg.Mode ModeSRE) in every group, in the
+// per-element model: it sends or rejects, never postpones. It panics if
+// cfg is invalid.
 func AdaptiveAlgorithm(name, description string, cfg adaptive.Config) Algorithm {
-	if err := cfg.Validate(); err != nil {
+	if _, err := adaptive.NewSRE(cfg, nil, 0); err != nil {
 		panic(fmt.Sprintf("sim.AdaptiveAlgorithm: %v", err))
 	}
 	return Algorithm{
 		Name:        name,
 		Description: description,
 		New: func(e Env) adaptive.Policy {
-			t, err := adaptive.New(cfg, e.Rand)
+			p, err := adaptive.NewSRE(cfg, e.Rand, 0)
 			if err != nil {
-				panic(err) // validated above
+				panic(err) // checked above
 			}
-			return throttler{t}
+			return p
 		},
 	}
-}
-
-// throttler adapts an adaptive.Throttler to a Policy that never postpones.
-type throttler struct{ t *adaptive.Throttler }
-
-func (a throttler) Decide(now time.Time, inFlight int) adaptive.Decision {
-	allow, p := a.t.DecideWithPending(now, inFlight)
-	return verdict(allow, p)
-}
-
-func (a throttler) Record(now time.Time, ans adaptive.Answer) {
-	a.t.Record(now, ans.Outcome)
-	if ans.Outcome == adaptive.Throttled && ans.RetryAfter > 0 {
-		a.t.RecordRetryAfter(now, ans.RetryAfter)
-	}
-}
-
-func (a throttler) MarshalBinary() ([]byte, error) { return json.Marshal(a.t.State()) }
-
-func (a throttler) UnmarshalBinary(data []byte) error {
-	var s adaptive.State
-	if err := json.Unmarshal(data, &s); err != nil {
-		return err
-	}
-	return a.t.SetState(s)
 }
 
 // verdict is Send if allow, else Reject.

@@ -196,13 +196,13 @@ func ClassicCases() []Case {
 
 // PerElementAlgorithms are the standard algorithms of the per-element
 // model: those that never postpone, and the oracle as the limit.
-var PerElementAlgorithms = []string{Original, SREFixedK2, SREK2, SREK11, PacedThrottler, None, Oracle}
+var PerElementAlgorithms = []string{Original, SREFixedK2, SREK2, SREK11, None, Oracle}
 
 // PerElementCases returns the six classic scenarios in the per-element
 // model (Config.FinalThrottled, FiringStop, no MaxWait: each element is
 // decided on and sent at most once, as the transform did before
-// postponement), with
-// issue 5's goals for the paced mode. Case names end in "/per-element".
+// postponement), with issue 5's goals for the paced mode. Case names end
+// in "/per-element".
 func PerElementCases() []Case {
 	goals := map[string]Goal{
 		"steady":     {MaxWaste: 0.05, MinUtilisation: 0.97},

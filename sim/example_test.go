@@ -8,9 +8,10 @@ import (
 )
 
 // Two minutes of steady 4× overload against a backend of 100 requests/s,
-// with one group, in the per-element model (each element is sent at most
-// once): the SRE throttle with K=2 lets about half of its calls be
-// rejected, the paced mode a few per cent, and both use all the capacity.
+// with one group, a 429 being final (Config.FinalThrottled): the pacer,
+// which postpones what it cannot send now, wastes next to nothing, and the
+// SRE throttle with K=2 lets about half of its calls be rejected; both use
+// all the capacity.
 func ExampleRun() {
 	sc := sim.Scenario{
 		Name:     "short",
@@ -21,7 +22,7 @@ func ExampleRun() {
 	cfg := sim.DefaultConfig(1)
 	cfg.FinalThrottled = true
 	for _, alg := range sim.Algorithms() {
-		if alg.Name != sim.SREK2 && alg.Name != sim.PacedThrottler {
+		if alg.Name != sim.Pacer && alg.Name != sim.SREK2 {
 			continue
 		}
 		r, err := sim.Run(sc, alg, cfg)
@@ -32,8 +33,8 @@ func ExampleRun() {
 		fmt.Printf("%-15s utilisation %3.0f%%  waste %2.0f%%\n", alg.Name, 100*m.Utilisation, 100*m.Waste)
 	}
 	// Output:
+	// pacer           utilisation 100%  waste  0%
 	// sre-k2          utilisation 100%  waste 50%
-	// paced-throttler utilisation 100%  waste  3%
 }
 
 // A fixed window of 5 s with no Retry-After, shared with an uncontrolled

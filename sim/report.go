@@ -252,7 +252,7 @@ seed sweep (%s) gives the median and worst case over other seeds.
   final; its ideal time is elements ÷ min(capacity, G × calls in flight ÷ latency).
 - **Goals** are issue 13's targets (issue 5's for the per-element model); a goal
   missed is stated with what the run got.
-- **Algorithms** (all but the pacer and the oracle are per-element throttles: they
+- **Algorithms** (all but the pacers and the oracle are per-element throttles: they
   send or reject, never postpone, and a rejected element is client-rejected; the
   per-element model runs only those and the oracle):
 `, "`"+command+"`", seed, "`make simsweep`, [sweep.md](sweep.md)", spaced(c.BatchInterval), c.BatchSize, spaced(c.Tick),

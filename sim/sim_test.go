@@ -15,7 +15,7 @@ import (
 )
 
 // testSuites are the runs the tests read: the matrix with the oracle, the
-// pacer, the paced throttler and SRE (the transform's default); the classic scenarios with
+// pacer and SRE (the original tool's); the classic scenarios with
 // every algorithm but no throttle, which costs more than all the others
 // together (it sends every queued element at every firing); and no
 // throttle in the steady cases of the matrix without latency, for G = 1
@@ -26,7 +26,7 @@ func testSuites() []sim.Suite {
 		switch a.Name {
 		case sim.None:
 			none = append(none, a)
-		case sim.Oracle, sim.Pacer, sim.PacedThrottler, sim.SREFixedK2:
+		case sim.Oracle, sim.Pacer, sim.SREFixedK2:
 			matrixAlgs = append(matrixAlgs, a)
 			classicAlgs = append(classicAlgs, a)
 		default:
@@ -279,24 +279,6 @@ func TestSRE(t *testing.T) {
 	}
 }
 
-// TestPacedGoals asserts issue 5's goals for the paced mode in the
-// per-element model (the transform before postponement), for one and
-// eight groups, in every classic scenario, with the default seed. (With
-// eight groups the recovery after the quota doubles is the goal closest to
-// failing; the seed sweep, docs/sim/sweep.md, gives its spread.)
-func TestPacedGoals(t *testing.T) {
-	rs := results(t)
-	for _, c := range sim.PerElementCases() {
-		for _, g := range sim.ClassicGroups {
-			for _, ch := range find(t, rs, c.Name, sim.PacedThrottler, g).Checks {
-				if !ch.Met {
-					t.Errorf("paced %s G=%d: got %s, want %s", c.Name, g, ch.Got, ch.Goal)
-				}
-			}
-		}
-	}
-}
-
 // TestPersist checks that the standard policies' state survives
 // MarshalBinary and UnmarshalBinary: a run that saves and restores it
 // after every firing, as the transform does, is the same run.
@@ -514,7 +496,7 @@ func TestWriteReport(t *testing.T) {
 
 func BenchmarkRun(b *testing.B) {
 	sc := sim.Scenarios()[0]
-	for _, alg := range algorithms(sim.SREK2, sim.PacedThrottler, sim.Pacer, sim.Oracle) {
+	for _, alg := range algorithms(sim.SREK2, sim.Pacer, sim.Oracle) {
 		b.Run(alg.Name, func(b *testing.B) {
 			b.ReportAllocs()
 			var decisions int64

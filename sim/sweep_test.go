@@ -18,7 +18,7 @@ func TestSweep(t *testing.T) {
 	sc.Phases[1].At = time.Minute
 	s := sim.Suite{
 		Cases:      []sim.Case{{Name: "rise", Family: "f", Scenario: sc, Config: sim.DefaultConfig(1), Goal: sim.Goal{MaxWaste: 0.03}}},
-		Algorithms: []sim.Algorithm{sim.AdaptiveAlgorithm(sim.PacedThrottler, "", adaptive.Config{Mode: adaptive.ModePaced}), sim.OracleAlgorithm()},
+		Algorithms: []sim.Algorithm{sim.AdaptiveAlgorithm(sim.SREK2, "", adaptive.Config{K: 2, Window: adaptive.Sliding}), sim.OracleAlgorithm()},
 		Groups:     []int{8},
 	}
 	seeds := []uint64{1, 2, 3, 4}
@@ -45,8 +45,8 @@ func TestSweep(t *testing.T) {
 	slices.Sort(utils)
 	slices.Sort(wastes)
 	r := rows[0]
-	if r.Algorithm != sim.PacedThrottler || r.Seeds != 4 || r.Met != met || r.Misses["waste ≤ 3.0 %"] != 4-met {
-		t.Errorf("got row %+v, want paced over 4 seeds, %d meeting the goal", r, met)
+	if r.Algorithm != sim.SREK2 || r.Seeds != 4 || r.Met != met || r.Misses["waste ≤ 3.0 %"] != 4-met {
+		t.Errorf("got row %+v, want SRE over 4 seeds, %d meeting the goal", r, met)
 	}
 	if want := (sim.Spread{Median: (utils[1] + utils[2]) / 2, Worst: utils[0]}); r.Utilisation != want {
 		t.Errorf("got utilisation %+v, want %+v", r.Utilisation, want)
@@ -64,7 +64,7 @@ func TestSweep(t *testing.T) {
 	if err := sim.WriteSweep(&b, s.Cases, rows); err != nil {
 		t.Fatalf("WriteSweep error: %v", err)
 	}
-	if got := b.String(); !strings.Contains(got, "| rise | paced-throttler | 8 |") || !strings.Contains(got, "| rise | oracle | 8 |") {
+	if got := b.String(); !strings.Contains(got, "| rise | sre-k2 | 8 |") || !strings.Contains(got, "| rise | oracle | 8 |") {
 		t.Errorf("got sweep table\n%s\nwant a row per algorithm", got)
 	}
 	dir := t.TempDir()

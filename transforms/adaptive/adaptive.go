@@ -1,46 +1,58 @@
-// Package adaptive implements client-side adaptive throttling as described in
-// the Google SRE book, chapter "Handling Overload": a client counts the
-// requests it attempts and the requests its backend accepts, and rejects new
-// requests locally, before sending them, with probability
+// Package adaptive implements client-side adaptive throttling: the rules
+// that decide, request by request, whether to send a request to a backend
+// now, postpone it or reject it locally, and that learn from the
+// backend's answers.
+//
+// Each rule is a [Policy], and a [Mode] selects one:
+//
+//   - [Pacer] ([ModePaced], the default of transforms/throttle) spaces the
+//     requests evenly at a rate that follows the backend's answers and
+//     postpones the others; it never rejects. Under sustained overload
+//     next to nothing is rejected by the backend (see docs/sim/results.md
+//     for measurements).
+//   - [SRE] ([ModeSRE], the original tool's throttle) rejects requests
+//     locally, before sending them, as the Google SRE book describes.
+//
+// The SRE book, chapter "Handling Overload", has a client count the
+// requests it attempts and the requests its backend accepts, and reject
+// new requests with probability
 //
 //	p = max(0, (requests − K·accepts) / (requests + 1))
 //
 // so that an overloaded backend sees only about K times the traffic it is
-// able to accept. requests counts every attempt, including the ones rejected
-// locally, and p is computed from the counts before the current attempt is
-// counted.
+// able to accept (with K = 2, about half of the requests sent are rejected
+// by the backend). requests counts every attempt, including the ones
+// rejected locally, and p is computed from the counts before the current
+// attempt is counted. [Throttler] is that rule on its own, allocation free
+// on the decision path.
 //
-// Config.Mode selects a second algorithm, [ModePaced], which paces the
-// requests sent with a token bucket whose rate follows the backend's
-// answers, so that under sustained overload only a few per cent of the
-// requests sent are rejected by the backend instead of about half (see
-// docs/sim/results.md for measurements). ModeSRE, the formula above, is the
-// default.
+// [Shared] lets the groups of a worker use one Policy together, and
+// [Limiter] wraps one with a mutex and the wall clock for ordinary
+// concurrent Go code.
 //
-// The package is pure Go and has no dependency on Beam. [Throttler] is the
-// algorithm: time is passed into every call and randomness is injected, so it
-// is deterministic and allocation free on the decision path; its counters can
-// be saved and restored as a plain [State]. [Limiter] wraps a Throttler with a
-// mutex and the wall clock for ordinary concurrent Go code.
+// The package is pure Go and has no dependency on Beam. Time is passed
+// into every call and randomness is injected, so the policies are
+// deterministic; their state is saved and restored as opaque, versioned
+// bytes (MarshalBinary and UnmarshalBinary), so that a tuning change is
+// not an API change.
 //
 // Typical use:
 //
-//	allow, _ := t.Decide(now)
-//	if !allow {
+//	d := p.Decide(now, inFlight)
+//	switch d.Verdict {
+//	case adaptive.Send:
+//		err := call()
+//		p.Record(time.Now(), adaptive.Answer{Outcome: classify(err), Sent: now})
+//	case adaptive.Postpone:
+//		// keep the request; ask again at d.RetryAt
+//	case adaptive.Reject:
 //		// fail fast, without calling the backend
 //	}
-//	err := call()
-//	t.Record(now, classify(err)) // Accepted, Throttled or Failed
 package adaptive
 
-import (
-	"fmt"
-	"math"
-	"math/rand/v2"
-	"time"
-)
+import "fmt"
 
-// Outcome is what became of a request the Throttler allowed.
+// Outcome is what became of a request a policy let through.
 type Outcome int
 
 const (
@@ -68,206 +80,4 @@ func (o Outcome) String() string {
 	default:
 		return fmt.Sprintf("Outcome(%d)", int(o))
 	}
-}
-
-// Probability returns the local rejection probability
-//
-//	max(0, (requests − k·accepts) / (requests + 1))
-//
-// clamped to [0, 1]. It never returns NaN: negative counts are treated as
-// zero, and a k that is not a positive finite number is replaced by DefaultK.
-func Probability(requests, accepts int64, k float64) float64 {
-	if requests <= 0 {
-		return 0
-	}
-	if accepts < 0 {
-		accepts = 0
-	}
-	if !(k > 0) || math.IsInf(k, 1) {
-		k = DefaultK
-	}
-	r := float64(requests)
-	p := (r - k*float64(accepts)) / (r + 1)
-	if !(p > 0) { // also catches NaN, which cannot happen with the guards above
-		return 0
-	}
-	if p > 1 {
-		return 1
-	}
-	return p
-}
-
-// Throttler decides whether to send or locally reject each request, from the
-// requests and accepts it has counted in its current window.
-//
-// Every method takes the current time; the Throttler never reads the clock. A
-// time earlier than one seen before is treated as belonging to the current
-// window (FixedReset) or the newest bucket (Sliding): the window never moves
-// back. Times are handled with nanosecond precision between the years 1678
-// and 2262 and saturate outside that range.
-//
-// Decide, Record, Probability and Counts do not allocate. A Throttler is not
-// safe for concurrent use; use a [Limiter] or your own lock to share one
-// between goroutines. Create Throttlers with [New]; the zero value is not
-// usable.
-type Throttler struct {
-	cfg Config
-	rnd func() float64
-
-	sliding  bool
-	interval int64 // FixedReset window length, nanoseconds
-	bucket   int64 // Sliding bucket width, nanoseconds
-
-	started bool
-	start   int64 // FixedReset: start of the current window, Unix nanoseconds
-	head    int64 // Sliding: number of the newest bucket (Unix nanoseconds / bucket, floored)
-
-	requests int64 // in the current window
-	accepts  int64 // in the current window
-
-	bucketRequests []int64 // Sliding ring: slot floorMod(bucket number, len)
-	bucketAccepts  []int64
-
-	paced        bool    // ModePaced
-	paceInterval uint64  // ModePaced control interval, nanoseconds
-	minInterval  uint64  // 7/8 of paceInterval
-	burst        float64 // ModePaced bucket depth, seconds
-	pc           pacer
-}
-
-// New returns a Throttler for cfg, or the error of cfg.Validate.
-//
-// rnd must return values uniformly distributed in [0, 1); Decide calls it
-// exactly once per request and rejects the request when the value is below
-// the current probability. If rnd is nil, New uses a math/rand/v2 PCG source
-// seeded from cfg.Seed, or from DefaultSeed when cfg.Seed is zero, so two
-// such Throttlers fed the same events make the same decisions. Callers that
-// create many short-lived Throttlers should pass a shared or differently
-// seeded rnd, or vary cfg.Seed, so that they do not all replay the same
-// random sequence.
-func New(cfg Config, rnd func() float64) (*Throttler, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	cfg = cfg.WithDefaults()
-	if rnd == nil {
-		seed := cfg.Seed
-		if seed == 0 {
-			seed = DefaultSeed
-		}
-		rnd = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)).Float64
-	}
-	t := &Throttler{
-		cfg:      cfg,
-		rnd:      rnd,
-		sliding:  cfg.Window == Sliding,
-		interval: int64(cfg.ResetInterval),
-		bucket:   int64(cfg.Bucket),
-		paced:    cfg.Mode == ModePaced,
-	}
-	if t.paced {
-		t.paceInterval = uint64(cfg.Interval)
-		t.minInterval = t.paceInterval - t.paceInterval/8
-		t.burst = cfg.Burst.Seconds()
-	}
-	if t.sliding {
-		n := bucketCount(cfg.WindowSize, cfg.Bucket)
-		t.bucketRequests = make([]int64, n)
-		t.bucketAccepts = make([]int64, n)
-	}
-	return t, nil
-}
-
-// Config returns the configuration of t, with defaults applied.
-func (t *Throttler) Config() Config { return t.cfg }
-
-// Decide reports whether the request being attempted at now should be sent
-// (allow) or rejected locally, and the rejection probability p it used. p is
-// computed from the counts before this request; the request is then counted
-// (requests++) whether it is allowed or not. Follow an allowed request with
-// Record once its outcome is known; a rejected one needs nothing more.
-//
-// In ModePaced the request is allowed when the token bucket holds a token
-// (or the pacer is not limiting yet), and p is not a probability drawn
-// against but the share of the requests of the current and previous control
-// intervals, this one included, that were rejected locally: 0 only for an
-// allowed request, 1 only for a rejected one (always 1 while a Retry-After
-// blocks).
-func (t *Throttler) Decide(now time.Time) (allow bool, p float64) {
-	n := unixNanos(now)
-	if t.paced {
-		return t.decidePaced(n)
-	}
-	t.touch(n)
-	p = Probability(t.requests, t.accepts, t.cfg.K)
-	allow = !(t.rnd() < p)
-	t.addRequest()
-	return allow, p
-}
-
-// DecideWithPending is Decide for a caller with pending calls: allowed
-// requests whose outcome has not been recorded yet. In ModeSRE they are
-// left out of p, as if not yet made, so a wave of concurrent calls does not
-// throttle itself before any response has come back (with pending 0 it is
-// exactly Decide); the request is still counted. ModePaced ignores pending.
-func (t *Throttler) DecideWithPending(now time.Time, pending int) (allow bool, p float64) {
-	if t.paced || pending <= 0 {
-		return t.Decide(now)
-	}
-	n := unixNanos(now)
-	t.touch(n)
-	p = Probability(max(t.requests-int64(pending), 0), t.accepts, t.cfg.K)
-	allow = !(t.rnd() < p)
-	t.addRequest()
-	return allow, p
-}
-
-// Record counts the outcome, observed at now, of a request Decide allowed.
-// Accepted counts as an accept; Failed counts as an accept unless
-// Config.CountFailuresAsRejects is set; Throttled does not count. Record
-// never counts a request: Decide has done so already.
-func (t *Throttler) Record(now time.Time, o Outcome) {
-	n := unixNanos(now)
-	if t.paced {
-		t.recordPaced(n, o)
-		return
-	}
-	t.touch(n)
-	switch o {
-	case Accepted:
-	case Throttled:
-		return
-	default: // Failed and unknown values
-		if t.cfg.CountFailuresAsRejects {
-			return
-		}
-	}
-	t.addAccept()
-}
-
-// Probability returns the rejection probability the next Decide at now would
-// use, after moving the window to now. It counts nothing and returns 0 before
-// the first event. In ModePaced it is the share of recent requests rejected
-// locally (see Decide), or 1 while a Retry-After blocks.
-func (t *Throttler) Probability(now time.Time) float64 {
-	n := unixNanos(now)
-	t.advance(n)
-	if t.paced {
-		if !t.started {
-			return 0
-		}
-		t.pacedAdvance(n)
-		if n < t.pc.blocked {
-			return 1
-		}
-		return t.pacedP()
-	}
-	return Probability(t.requests, t.accepts, t.cfg.K)
-}
-
-// Counts returns the requests and accepts counted in the window as of now,
-// after moving the window to now. It counts nothing.
-func (t *Throttler) Counts(now time.Time) (requests, accepts int64) {
-	t.advance(unixNanos(now))
-	return t.requests, t.accepts
 }

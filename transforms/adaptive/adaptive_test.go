@@ -222,8 +222,8 @@ func TestUnstarted(t *testing.T) {
 			if req, acc := th.Counts(t0); req != 0 || acc != 0 {
 				t.Errorf("got counts (%d, %d) before any event, want (0, 0)", req, acc)
 			}
-			if got := th.State(); got.Started {
-				t.Errorf("got State().Started true after Probability and Counts, want false")
+			if adaptive.Started(th) {
+				t.Errorf("got a started Throttler after Probability and Counts, want unstarted")
 			}
 		})
 	}
@@ -281,15 +281,14 @@ func TestEnumStrings(t *testing.T) {
 	}
 }
 
-// modeConfigs are one configuration of each mode and window, for the
-// tests and benchmarks that cover them all.
+// modeConfigs are one configuration of each window, for the tests and
+// benchmarks that cover them all.
 var modeConfigs = []struct {
 	name string
 	cfg  adaptive.Config
 }{
 	{"FixedReset", adaptive.Config{Window: adaptive.FixedReset}},
 	{"Sliding", adaptive.Config{Window: adaptive.Sliding}},
-	{"Paced", adaptive.Config{Mode: adaptive.ModePaced}},
 }
 
 func TestDecideRecordZeroAllocs(t *testing.T) {
@@ -305,7 +304,6 @@ func TestDecideRecordZeroAllocs(t *testing.T) {
 				}
 				th.Probability(now)
 				th.Counts(now)
-				th.RecordRetryAfter(now, time.Duration(i%3)*time.Second)
 				i++
 			})
 			if allocs != 0 {
@@ -317,7 +315,7 @@ func TestDecideRecordZeroAllocs(t *testing.T) {
 
 // BenchmarkDecideRecord measures one decision and the record of its outcome
 // (a third each accepted, throttled and failed), a millisecond apart, in
-// each mode.
+// each window.
 func BenchmarkDecideRecord(b *testing.B) {
 	for _, mc := range modeConfigs {
 		b.Run(mc.name, func(b *testing.B) {
@@ -336,8 +334,8 @@ func BenchmarkDecideRecord(b *testing.B) {
 	}
 }
 
-// BenchmarkDecide measures a decision alone, in each mode, with the backend
-// throttling half of the requests so that ModePaced limits.
+// BenchmarkDecide measures a decision alone, in each window, with the
+// backend throttling half of the requests so that p is above zero.
 func BenchmarkDecide(b *testing.B) {
 	for _, mc := range modeConfigs {
 		b.Run(mc.name, func(b *testing.B) {
@@ -358,7 +356,7 @@ func BenchmarkDecide(b *testing.B) {
 	}
 }
 
-// TestDecideWithPending: pending calls are left out of p in SRE mode, so a
+// TestDecideWithPending: pending calls are left out of p, so a
 // wave of concurrent first calls is not throttled by its own requests; the
 // requests are still counted.
 func TestDecideWithPending(t *testing.T) {

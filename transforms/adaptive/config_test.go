@@ -38,29 +38,17 @@ func TestValidate(t *testing.T) {
 		{"MaxBuckets buckets", adaptive.Config{Window: adaptive.Sliding, WindowSize: adaptive.MaxBuckets * time.Millisecond, Bucket: time.Millisecond}, ""},
 		{"too many buckets", adaptive.Config{Window: adaptive.Sliding, WindowSize: adaptive.MaxBuckets*time.Millisecond + 1, Bucket: time.Millisecond}, "Bucket"},
 		{"nanosecond buckets", adaptive.Config{Window: adaptive.Sliding, WindowSize: time.Hour, Bucket: 1}, "Bucket"},
-		{"paced defaults", adaptive.Config{Mode: adaptive.ModePaced}, ""},
-		{"paced all set", adaptive.Config{Mode: adaptive.ModePaced, TargetWaste: 0.5, Interval: time.Second,
-			Burst: 2 * time.Second, MinRate: 0.1}, ""},
 		{"unknown Mode", adaptive.Config{Mode: 2}, "Mode"},
 		{"negative Mode", adaptive.Config{Mode: -1}, "Mode"},
-		{"TargetWaste negative", adaptive.Config{Mode: adaptive.ModePaced, TargetWaste: -0.1}, "TargetWaste"},
-		{"TargetWaste too high", adaptive.Config{Mode: adaptive.ModePaced, TargetWaste: 0.6}, "TargetWaste"},
-		{"TargetWaste NaN", adaptive.Config{Mode: adaptive.ModePaced, TargetWaste: math.NaN()}, "TargetWaste"},
-		{"TargetWaste ignored by SRE", adaptive.Config{TargetWaste: 7}, ""},
-		{"negative Interval", adaptive.Config{Mode: adaptive.ModePaced, Interval: -time.Second}, "Interval"},
-		{"negative Burst", adaptive.Config{Mode: adaptive.ModePaced, Burst: -time.Second}, "Burst"},
-		{"MinRate negative", adaptive.Config{Mode: adaptive.ModePaced, MinRate: -1}, "MinRate"},
-		{"MinRate +Inf", adaptive.Config{Mode: adaptive.ModePaced, MinRate: math.Inf(1)}, "MinRate"},
-		{"MinRate NaN", adaptive.Config{Mode: adaptive.ModePaced, MinRate: math.NaN()}, "MinRate"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()
 			_, newErr := adaptive.New(tc.cfg, nil)
-			_, limErr := adaptive.NewLimiter(tc.cfg)
+			_, sreErr := adaptive.NewSRE(tc.cfg, nil, 0)
 			if tc.wantField == "" {
-				if err != nil || newErr != nil || limErr != nil {
-					t.Errorf("got errors (%v, %v, %v), want nil", err, newErr, limErr)
+				if err != nil || newErr != nil || sreErr != nil {
+					t.Errorf("got errors (%v, %v, %v), want nil", err, newErr, sreErr)
 				}
 				return
 			}
@@ -74,10 +62,25 @@ func TestValidate(t *testing.T) {
 			if newErr == nil || newErr.Error() != msg {
 				t.Errorf("got New error %v, want %q", newErr, msg)
 			}
-			if limErr == nil || limErr.Error() != msg {
-				t.Errorf("got NewLimiter error %v, want %q", limErr, msg)
+			if sreErr == nil || sreErr.Error() != msg {
+				t.Errorf("got NewSRE error %v, want %q", sreErr, msg)
 			}
 		})
+	}
+}
+
+// TestNewNeedsModeSRE: ModePaced is a valid Config (it selects the Pacer),
+// but not one for a Throttler or an SRE policy.
+func TestNewNeedsModeSRE(t *testing.T) {
+	cfg := adaptive.Config{Mode: adaptive.ModePaced}
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("Validate() = %v, want nil", err)
+	}
+	if _, err := adaptive.New(cfg, nil); err == nil || !strings.Contains(err.Error(), "ModeSRE") {
+		t.Errorf("New with ModePaced: got error %v, want one naming ModeSRE", err)
+	}
+	if _, err := adaptive.NewSRE(cfg, nil, 0); err == nil {
+		t.Error("NewSRE with ModePaced: got nil error, want one")
 	}
 }
 
@@ -108,19 +111,7 @@ func TestWithDefaults(t *testing.T) {
 			name: "paced",
 			cfg:  adaptive.Config{Mode: adaptive.ModePaced},
 			want: adaptive.Config{K: 2, ResetInterval: time.Minute, WindowSize: 2 * time.Minute, Bucket: time.Second,
-				Mode: adaptive.ModePaced, TargetWaste: adaptive.DefaultTargetWaste, Interval: adaptive.DefaultInterval,
-				Burst: adaptive.DefaultBurst, MinRate: adaptive.DefaultMinRate},
-		},
-		{
-			name: "paced set fields kept",
-			cfg:  adaptive.Config{Mode: adaptive.ModePaced, TargetWaste: 0.01, Interval: 2 * time.Second, Burst: 3 * time.Second, MinRate: 0.5},
-			want: adaptive.Config{K: 2, ResetInterval: time.Minute, WindowSize: 2 * time.Minute, Bucket: time.Second,
-				Mode: adaptive.ModePaced, TargetWaste: 0.01, Interval: 2 * time.Second, Burst: 3 * time.Second, MinRate: 0.5},
-		},
-		{
-			name: "paced fields untouched in SRE mode",
-			cfg:  adaptive.Config{TargetWaste: 0},
-			want: adaptive.Config{K: 2, ResetInterval: time.Minute, WindowSize: 2 * time.Minute, Bucket: time.Second},
+				Mode: adaptive.ModePaced},
 		},
 	}
 	for _, tc := range tests {

@@ -56,74 +56,38 @@ func ExampleThrottler() {
 // errOverloaded stands for a backend's "429 Too Many Requests".
 var errOverloaded = errors.New("overloaded")
 
-// A Limiter protects a backend called from ordinary Go code. Here the
-// backend is always overloaded, so the Limiter soon rejects most requests
-// locally, without calling it.
+// A Limiter protects a backend called from ordinary Go code, here with the
+// SRE throttle. The backend is always overloaded, so the Limiter soon
+// rejects most requests locally, without calling it.
 func ExampleLimiter() {
-	l, err := adaptive.NewLimiter(adaptive.Config{Window: adaptive.Sliding})
+	sre, err := adaptive.NewSRE(adaptive.Config{Window: adaptive.Sliding}, nil, 0)
 	if err != nil {
 		panic(err)
 	}
+	l := adaptive.NewLimiter(sre)
 	call := func() error { return errOverloaded }
 
-	sent := 0
+	ctx := context.Background()
+	calls := 0
 	for range 1000 {
-		allow, _ := l.Allow()
-		if !allow {
-			continue // fail fast
+		sent, err := l.Wait(ctx)
+		if err != nil {
+			continue // ErrRejected: fail fast
 		}
-		sent++
+		calls++
+		a := adaptive.Answer{Outcome: adaptive.Accepted, Sent: sent}
 		switch err := call(); {
-		case err == nil:
-			l.Record(adaptive.Accepted)
 		case errors.Is(err, errOverloaded):
-			l.Record(adaptive.Throttled)
-		default:
-			l.Record(adaptive.Failed)
+			a.Outcome = adaptive.Throttled
+		case err != nil:
+			a.Outcome = adaptive.Failed
 		}
+		l.Record(a)
 	}
-	fmt.Println("most requests rejected locally:", sent < 100)
+	fmt.Println("most requests rejected locally:", calls < 100)
 	// Output:
 	// most requests rejected locally: true
 }
-
-// The paced mode in a batch loop: every second a batch of 100 requests, of
-// which a backend with a quota of 40 per second accepts the first 40. The
-// first batch goes out unthrottled; then the pace starts at what the backend
-// accepted plus the target share, and settles where the backend rejects
-// about that share (2.5 %).
-func ExampleThrottler_paced() {
-	th, err := adaptive.New(adaptive.Config{Mode: adaptive.ModePaced}, nil)
-	if err != nil {
-		panic(err)
-	}
-	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	for s := range 6 {
-		sent, accepted := 0, 0
-		for range 100 {
-			if allow, _ := th.Decide(now); !allow {
-				continue
-			}
-			sent++
-			if sent <= 40 {
-				accepted++
-				th.Record(now, adaptive.Accepted)
-			} else {
-				th.Record(now, adaptive.Throttled)
-			}
-		}
-		fmt.Printf("second %d: sent %3d, accepted %d\n", s, sent, accepted)
-		now = now.Add(time.Second)
-	}
-	// Output:
-	// second 0: sent 100, accepted 40
-	// second 1: sent  41, accepted 40
-	// second 2: sent  41, accepted 40
-	// second 3: sent  41, accepted 40
-	// second 4: sent  41, accepted 40
-	// second 5: sent  41, accepted 40
-}
-
 // A shared quota written as a flag value, and the Quota of a pipeline that
 // has none: it grants every permit asked.
 func ExampleParseRate() {

@@ -1,81 +1,94 @@
 package adaptive
 
 import (
-	"math/rand/v2"
+	"context"
+	"errors"
 	"sync"
 	"time"
 )
 
-// Limiter is a [Throttler] guarded by a mutex and driven by the wall clock
+// ErrRejected is returned by [Limiter.Wait] when the policy rejects the
+// request locally.
+var ErrRejected = errors.New("adaptive: request rejected locally")
+
+// Limiter is a [Policy] guarded by a mutex and driven by the wall clock
 // (time.Now), for code that calls a backend from many goroutines outside
-// Beam. It is safe for concurrent use. Create Limiters with [NewLimiter];
-// the zero value is not usable.
+// Beam. It counts the requests it let through whose answer has not been
+// recorded yet and passes that count to the policy as the requests in
+// flight. It is safe for concurrent use. Create Limiters with
+// [NewLimiter]; the zero value is not usable.
 //
-// Times are read from the wall clock; if it steps back, requests are counted
-// in the current window (see [Throttler]).
+// Wait blocks while the policy postpones (a [Pacer] spaces the requests
+// so), and fails fast when it rejects (the [SRE] throttle):
 //
-//	allow, _ := l.Allow()
-//	if !allow {
-//		return errThrottledLocally
+//	sent, err := l.Wait(ctx)
+//	if err != nil {
+//		return err // ErrRejected, or ctx's error
 //	}
-//	err := call()
-//	l.Record(classify(err))
+//	err = call()
+//	l.Record(adaptive.Answer{Outcome: classify(err), Sent: sent, RetryAfter: retryAfter(err)})
+//
+// Decide asks once, without waiting. Times are read from the wall clock;
+// if it steps back, the policy sees time stand still (see [Throttler]).
 type Limiter struct {
-	mu sync.Mutex
-	t  *Throttler
+	mu       sync.Mutex
+	p        Policy
+	inFlight int
 }
 
-// NewLimiter returns a Limiter for cfg, or the error of cfg.Validate. Its
-// random source is a math/rand/v2 PCG seeded from cfg.Seed when that is
-// non-zero, and randomly seeded otherwise.
-func NewLimiter(cfg Config) (*Limiter, error) {
-	seed := cfg.Seed
-	if seed == 0 {
-		seed = rand.Uint64() | 1
+// NewLimiter returns a Limiter over p, for example an [SRE] made by
+// [NewSRE] or a [Pacer] made by [NewPacer]. p must not be used elsewhere
+// while the Limiter is in use.
+func NewLimiter(p Policy) *Limiter { return &Limiter{p: p} }
+
+// Decide asks the policy about a request attempted now and returns its
+// decision and the time it was made. If the verdict is Send, make the
+// request and pass its answer to Record with Answer.Sent set to that time;
+// if Postpone, ask again at Decision.RetryAt (Wait does); if Reject, fail
+// without calling the backend.
+func (l *Limiter) Decide() (Decision, time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	d := l.p.Decide(now, l.inFlight)
+	if d.Verdict == Send {
+		l.inFlight++
 	}
-	rnd := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)).Float64
-	t, err := New(cfg, rnd)
-	if err != nil {
-		return nil, err
+	return d, now
+}
+
+// Wait asks the policy about a request until it is let through, sleeping
+// until the RetryAt of each postponement, and returns the time it was let
+// through, for Record's Answer.Sent. It returns ErrRejected if the policy
+// rejects the request, and ctx's error if ctx is done first.
+func (l *Limiter) Wait(ctx context.Context) (sent time.Time, err error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return time.Time{}, err
+		}
+		d, now := l.Decide()
+		switch d.Verdict {
+		case Send:
+			return now, nil
+		case Reject:
+			return time.Time{}, ErrRejected
+		}
+		t := time.NewTimer(d.RetryAt.Sub(time.Now()))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return time.Time{}, ctx.Err()
+		case <-t.C:
+		}
 	}
-	return &Limiter{t: t}, nil
 }
 
-// Allow reports whether a request attempted now should be sent, and the
-// rejection probability used; see [Throttler.Decide]. The request is counted
-// either way. Follow an allowed request with Record.
-func (l *Limiter) Allow() (bool, float64) {
+// Record passes to the policy the answer to a request that Decide or Wait
+// let through; a.Sent is the time they returned with it. Record every such
+// request once, or the Limiter counts it as in flight for ever.
+func (l *Limiter) Record(a Answer) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.t.Decide(time.Now())
-}
-
-// Record counts the outcome of a request Allow allowed; see
-// [Throttler.Record].
-func (l *Limiter) Record(o Outcome) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.t.Record(time.Now(), o)
-}
-
-// RecordRetryAfter passes on the back-off the backend asked for with its
-// rejection; see [Throttler.RecordRetryAfter].
-func (l *Limiter) RecordRetryAfter(d time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.t.RecordRetryAfter(time.Now(), d)
-}
-
-// Probability returns the rejection probability the next Allow would use.
-func (l *Limiter) Probability() float64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.t.Probability(time.Now())
-}
-
-// Counts returns the requests and accepts in the current window.
-func (l *Limiter) Counts() (requests, accepts int64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.t.Counts(time.Now())
+	l.inFlight = max(l.inFlight-1, 0)
+	l.p.Record(time.Now(), a)
 }

@@ -1,25 +1,31 @@
 package adaptive_test
 
 import (
+	"context"
+	"errors"
 	"math"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
-// TestLimiterParallel hammers one Limiter from several goroutines; run it
-// with -race.
+// TestLimiterParallel hammers one Limiter over an SRE policy from several
+// goroutines; run it with -race.
 func TestLimiterParallel(t *testing.T) {
 	for _, w := range []adaptive.Window{adaptive.FixedReset, adaptive.Sliding} {
 		t.Run(w.String(), func(t *testing.T) {
 			t.Parallel()
 			// Windows far longer than the test, so nothing is forgotten.
-			l, err := adaptive.NewLimiter(adaptive.Config{Window: w, ResetInterval: time.Hour, WindowSize: time.Hour, Bucket: time.Minute})
+			sre, err := adaptive.NewSRE(adaptive.Config{Window: w, ResetInterval: time.Hour, WindowSize: time.Hour, Bucket: time.Minute}, nil, 0)
 			if err != nil {
-				t.Fatalf("NewLimiter error: %v", err)
+				t.Fatalf("NewSRE error: %v", err)
 			}
+			l := adaptive.NewLimiter(sre)
 			const goroutines, calls = 8, 500
 			var wg sync.WaitGroup
 			var mu sync.Mutex
@@ -28,22 +34,19 @@ func TestLimiterParallel(t *testing.T) {
 				wg.Go(func() {
 					var acc int64
 					for i := range calls {
-						allow, p := l.Allow()
-						if p < 0 || p > 1 || math.IsNaN(p) {
-							t.Errorf("got p %v from Allow, want in [0, 1]", p)
+						d, sent := l.Decide()
+						if p := d.Probability; p < 0 || p > 1 || math.IsNaN(p) {
+							t.Errorf("got p %v from Decide, want in [0, 1]", p)
 						}
-						if !allow {
+						if d.Verdict != adaptive.Send {
 							continue
 						}
+						o := adaptive.Throttled
 						if (g+i)%4 == 0 {
-							l.Record(adaptive.Accepted)
+							o = adaptive.Accepted
 							acc++
-						} else {
-							l.Record(adaptive.Throttled)
 						}
-						if p := l.Probability(); p < 0 || p > 1 || math.IsNaN(p) {
-							t.Errorf("got Probability %v, want in [0, 1]", p)
-						}
+						l.Record(adaptive.Answer{Outcome: o, Sent: sent})
 					}
 					mu.Lock()
 					accepted += acc
@@ -51,38 +54,121 @@ func TestLimiterParallel(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			req, acc := l.Counts()
-			if req != goroutines*calls || acc != accepted {
+			if req, acc := sre.Throttler().Counts(time.Now()); req != goroutines*calls || acc != accepted {
 				t.Errorf("got counts (%d, %d), want (%d, %d)", req, acc, goroutines*calls, accepted)
-			}
-			if got, want := l.Probability(), adaptive.Probability(req, acc, adaptive.DefaultK); got != want {
-				t.Errorf("got Probability %v, want %v", got, want)
 			}
 		})
 	}
 }
 
-// TestLimiterSeed checks that a Limiter with a Seed decides reproducibly.
-func TestLimiterSeed(t *testing.T) {
-	run := func() []bool {
-		l, err := adaptive.NewLimiter(adaptive.Config{Seed: 42, ResetInterval: time.Hour})
-		if err != nil {
-			t.Fatalf("NewLimiter error: %v", err)
+// TestLimiterInFlight: the requests let through and not recorded yet are
+// passed to the policy as in flight, which the SRE rule leaves out of p.
+func TestLimiterInFlight(t *testing.T) {
+	sre, err := adaptive.NewSRE(adaptive.Config{ResetInterval: time.Hour}, constRand(0.01), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := adaptive.NewLimiter(sre)
+	var sent []time.Time
+	for i := range 9 {
+		d, at := l.Decide()
+		if d.Verdict != adaptive.Send {
+			t.Fatalf("decision %d with %d in flight: got %+v, want Send", i, i, d)
 		}
-		var got []bool
-		for range 100 {
-			allow, _ := l.Allow()
-			if allow {
-				l.Record(adaptive.Throttled)
+		sent = append(sent, at)
+	}
+	for _, at := range sent {
+		l.Record(adaptive.Answer{Outcome: adaptive.Throttled, Sent: at})
+	}
+	// Nothing in flight: p = 9/10, and r = 0.01 rejects.
+	if d, _ := l.Decide(); d.Verdict != adaptive.Reject || d.Probability != adaptive.Probability(9, 0, adaptive.DefaultK) {
+		t.Errorf("decision after 9 recorded rejections: got %+v, want Reject with p 0.9", d)
+	}
+}
+
+// TestLimiterWait: Wait sleeps until each postponement's RetryAt, so the
+// requests go out at the times the Pacer gives them, as a caller driving
+// an identical Pacer by hand would see them.
+func TestLimiterWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		newPacer := func() *adaptive.Pacer {
+			p, err := adaptive.NewPacer(adaptive.PacerConfig{StartRate: 2})
+			if err != nil {
+				t.Fatal(err)
 			}
-			got = append(got, allow)
+			return p
 		}
-		return got
-	}
-	a, b := run(), run()
-	for i := range a {
-		if a[i] != b[i] {
-			t.Fatalf("decision %d: got %v and %v in two runs with Seed 42, want equal", i, a[i], b[i])
+		l := adaptive.NewLimiter(newPacer())
+		var got []time.Time
+		for range 8 {
+			sent, err := l.Wait(t.Context())
+			if err != nil {
+				t.Fatalf("Wait error: %v", err)
+			}
+			got = append(got, sent)
+			l.Record(adaptive.Answer{Outcome: adaptive.Accepted, Sent: sent})
 		}
-	}
+
+		p, now := newPacer(), got[0]
+		var want []time.Time
+		for len(want) < 8 {
+			d := p.Decide(now, 0)
+			if d.Verdict == adaptive.Postpone {
+				now = d.RetryAt
+				continue
+			}
+			want = append(want, now)
+			p.Record(now, adaptive.Answer{Outcome: adaptive.Accepted, Sent: now})
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("send times mismatch (-want +got):\n%s", diff)
+		}
+		if !got[7].After(got[0]) {
+			t.Errorf("got all sends at %v, want them spaced", got[0])
+		}
+	})
+}
+
+// TestLimiterWaitErrors: Wait fails fast when the policy rejects, and
+// returns ctx's error when ctx ends before the policy lets a request
+// through.
+func TestLimiterWaitErrors(t *testing.T) {
+	t.Run("rejected", func(t *testing.T) {
+		sre, err := adaptive.NewSRE(adaptive.Config{}, constRand(0), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := adaptive.NewLimiter(sre)
+		sent, err := l.Wait(t.Context())
+		if err != nil {
+			t.Fatalf("first Wait error: %v", err)
+		}
+		l.Record(adaptive.Answer{Outcome: adaptive.Throttled, Sent: sent})
+		if _, err := l.Wait(t.Context()); !errors.Is(err, adaptive.ErrRejected) {
+			t.Errorf("Wait after a rejection with r 0: got error %v, want ErrRejected", err)
+		}
+	})
+	t.Run("deadline", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			p, err := adaptive.NewPacer(adaptive.PacerConfig{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := adaptive.NewLimiter(p)
+			sent, err := l.Wait(t.Context())
+			if err != nil {
+				t.Fatalf("first Wait error: %v", err)
+			}
+			l.Record(adaptive.Answer{Outcome: adaptive.Throttled, Sent: sent, RetryAfter: time.Hour})
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			start := time.Now()
+			if _, err := l.Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("Wait during a Retry-After of an hour: got error %v, want DeadlineExceeded", err)
+			}
+			if waited := time.Since(start); waited != time.Minute {
+				t.Errorf("Wait returned after %v, want the context's minute", waited)
+			}
+		})
+	})
 }

@@ -2,7 +2,6 @@ package adaptive
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -92,7 +91,8 @@ type PacerConfig struct {
 }
 
 // Defaults of PacerConfig, chosen on the whole simulator suite
-// (docs/sim/results.md), not on one scenario.
+// (docs/sim/results.md), not on one scenario, and the Pacer's fixed
+// bounds.
 const (
 	DefaultStartRate = 5.0
 	DefaultBeta      = 0.9
@@ -104,6 +104,16 @@ const (
 	// and finds it back within seconds, at a cost of at most 12 rejected
 	// requests a minute.
 	DefaultPacerMinRate = 1.0 / 5
+	// RetryAfterSlack is subtracted from a Retry-After before the Pacer
+	// honours it. HTTP's Retry-After is given in whole seconds, rounded up:
+	// "1" means "somewhere within the next second", and waiting a whole
+	// second after every 429 would idle a batch loop that runs once a
+	// second. A Retry-After of a second or less therefore blocks nothing; a
+	// long one, such as the end of a fixed quota window, saves the requests
+	// that would certainly be rejected.
+	RetryAfterSlack = time.Second
+	// maxRate bounds the rate, in requests per second.
+	maxRate = 1e12
 )
 
 // withDefaults fills zero fields.
@@ -299,9 +309,6 @@ var probeGain = 0.3
 
 // pacerWords is the number of 8-byte words of the Pacer's state.
 const pacerWords = 13
-
-// ErrState is returned by UnmarshalBinary for state it does not recognise.
-var ErrState = errors.New("adaptive: unrecognised policy state")
 
 // MarshalBinary encodes the Pacer's state, versioned.
 func (p *Pacer) MarshalBinary() ([]byte, error) {

@@ -1,6 +1,9 @@
 package adaptive
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // Verdict is what a [Policy] decides about the request being attempted.
 type Verdict int
@@ -52,6 +55,10 @@ type Answer struct {
 	// RetryAfter is the backend's Retry-After, 0 if none.
 	RetryAfter time.Duration
 }
+
+// ErrState is returned, or wrapped, by UnmarshalBinary for state it does
+// not recognise.
+var ErrState = errors.New("adaptive: unrecognised policy state")
 
 // Policy is the throttling rule of one group: it decides, request by
 // request, whether to send now, postpone or reject, and learns from the

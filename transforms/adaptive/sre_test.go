@@ -69,7 +69,7 @@ func TestSREPolicyState(t *testing.T) {
 	if r, a := q.Throttler().Counts(at(10)); r != 10 || a != 10 {
 		t.Errorf("restored counts %d %d, want 10 10", r, a)
 	}
-	for _, bad := range [][]byte{{2}, {sreVersion, '{'}, append([]byte{sreVersion}, `{"Started":true,"Requests":-1}`...)} {
+	for _, bad := range [][]byte{{2}, {stateVersion, '{'}, append([]byte{stateVersion}, `{"Started":true,"Requests":-1}`...)} {
 		if err := q.UnmarshalBinary(bad); !errors.Is(err, ErrState) {
 			t.Errorf("UnmarshalBinary(%q) = %v, want ErrState", bad, err)
 		}
@@ -93,5 +93,40 @@ func TestNewSREErrors(t *testing.T) {
 	}
 	if _, err := NewSRE(Config{K: -1}, nil, 0); err == nil {
 		t.Error("NewSRE with K -1: nil error")
+	}
+}
+
+// TestSREStateCompat: state written by the SRE policy of the previous
+// version (version 0x11, JSON of the exported State of then, paced fields
+// included and zero) is restored.
+func TestSREStateCompat(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	tests := []struct {
+		name                      string
+		cfg                       Config
+		data                      string
+		wantRequests, wantAccepts int64
+	}{
+		{"fixed", Config{},
+			"\x11{\"Started\":true,\"Window\":0,\"Start\":1700000000000000000,\"Requests\":5,\"Accepts\":3,\"BucketNanos\":0,\"Head\":0,\"BucketRequests\":null,\"BucketAccepts\":null,\"Mode\":0,\"Limited\":false,\"Rate\":0,\"Tokens\":0,\"Refilled\":0,\"Good\":0,\"BlockedUntil\":0,\"Streak\":0,\"Hit\":0,\"RunHit\":0,\"Climb\":false,\"Dark\":0,\"Demand\":0,\"IntervalStart\":0,\"Sent\":0,\"Rejected\":0,\"IntervalAccepted\":0,\"IntervalThrottled\":0,\"PrevDecisions\":0,\"PrevRejected\":0}",
+			5, 3},
+		{"sliding", Config{Window: Sliding, WindowSize: 3 * time.Second, Bucket: time.Second},
+			"\x11{\"Started\":true,\"Window\":1,\"Start\":0,\"Requests\":5,\"Accepts\":3,\"BucketNanos\":1000000000,\"Head\":1700000002,\"BucketRequests\":[1,2,2],\"BucketAccepts\":[1,1,1],\"Mode\":0,\"Limited\":false,\"Rate\":0,\"Tokens\":0,\"Refilled\":0,\"Good\":0,\"BlockedUntil\":0,\"Streak\":0,\"Hit\":0,\"RunHit\":0,\"Climb\":false,\"Dark\":0,\"Demand\":0,\"IntervalStart\":0,\"Sent\":0,\"Rejected\":0,\"IntervalAccepted\":0,\"IntervalThrottled\":0,\"PrevDecisions\":0,\"PrevRejected\":0}",
+			3, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := NewSRE(tc.cfg, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.UnmarshalBinary([]byte(tc.data)); err != nil {
+				t.Fatalf("UnmarshalBinary error: %v", err)
+			}
+			// Read 3 s after the first event, as the previous version did.
+			if r, a := s.Throttler().Counts(t0.Add(3 * time.Second)); r != tc.wantRequests || a != tc.wantAccepts {
+				t.Errorf("got counts (%d, %d), want (%d, %d)", r, a, tc.wantRequests, tc.wantAccepts)
+			}
+		})
 	}
 }

@@ -1,191 +1,124 @@
 package adaptive
 
 import (
-	"errors"
+	"encoding/json"
 	"fmt"
 	"math"
 )
 
-// State is a snapshot of a Throttler's counters, for storage between uses,
-// for example in Beam state between bundles. It has only exported plain
-// fields so that it can be encoded by Beam schema coders, encoding/json and
-// the like. The zero State is an unstarted Throttler.
-type State struct {
-	// Started reports whether the Throttler has seen an event. When false,
+// stateVersion is the version byte of a Throttler's state encoding, the
+// SRE policy's: the high nibble is the policy (1, SRE), the low one the
+// version.
+const stateVersion = 0x11
+
+// throttlerState is a Throttler's counters as they are saved: JSON after
+// stateVersion. The field names are the encoding; they are those of the
+// exported State of earlier versions, whose SRE state (version 0x11, with
+// the paced Throttler's fields always zero) is read back unchanged.
+type throttlerState struct {
+	// Started reports whether the Throttler had seen an event; when false
 	// the other fields are ignored.
 	Started bool
-	// Window is the Window mode (FixedReset or Sliding) of the Throttler
-	// the State was taken from.
+	// Window is the Window (FixedReset or Sliding) of the Throttler.
 	Window int64
-	// Start is, in FixedReset mode, the start of the current window in Unix
+	// Start is, in FixedReset, the start of the current window in Unix
 	// nanoseconds.
 	Start int64
-	// Requests and Accepts are the counts in the current window. In Sliding
-	// mode they are the sums of BucketRequests and BucketAccepts, and
-	// SetState recomputes them from the buckets.
+	// Requests and Accepts are the counts in the current window (in
+	// Sliding, the sums of the buckets, which are restored instead).
 	Requests int64
 	Accepts  int64
-	// BucketNanos is, in Sliding mode, the bucket width in nanoseconds.
-	BucketNanos int64
-	// Head is, in Sliding mode, the number of the newest bucket: Unix
-	// nanoseconds divided by BucketNanos, rounded down.
-	Head int64
-	// BucketRequests and BucketAccepts are, in Sliding mode, the per-bucket
-	// counts; bucket number b is at index b mod len (a ring buffer). They are
-	// nil in FixedReset mode.
+	// BucketNanos, Head, BucketRequests and BucketAccepts are, in Sliding,
+	// the bucket width, the number of the newest bucket (Unix nanoseconds
+	// divided by BucketNanos, rounded down) and the per-bucket counts,
+	// bucket number b at index b mod len (a ring).
+	BucketNanos    int64
+	Head           int64
 	BucketRequests []int64
 	BucketAccepts  []int64
-
-	// Mode is the Mode (ModeSRE or ModePaced) of the Throttler the State
-	// was taken from. The fields below are ModePaced's and are zero in
-	// ModeSRE. Times are Unix nanoseconds, rates requests per second.
+	// Mode is the Mode of the Throttler: ModeSRE (0), or ModePaced in
+	// state of the paced Throttler of earlier versions, which is not
+	// restored.
 	Mode int64
-	// Limited reports whether the pacer limits (it does not until the
-	// backend first rejects more than the target share).
-	Limited bool
-	// Rate is the paced rate while Limited.
-	Rate float64
-	// Tokens is the token bucket level at time Refilled.
-	Tokens   float64
-	Refilled int64
-	// Good is the highest pace the backend coped with lately (it fades under
-	// overload); after an outage the rate climbs back to it.
-	Good float64
-	// BlockedUntil is when a Retry-After stops blocking; 0 if none.
-	BlockedUntil int64
-	// Streak counts the limited control intervals in a row without a
-	// rejection; Hit is the share of recent limited intervals with one, and
-	// RunHit was Hit when the current run of clean intervals began.
-	Streak int64
-	Hit    float64
-	RunHit float64
-	// Climb reports a climb back to Good after the backend went dark, and
-	// Dark counts the control intervals in a row in which it accepted
-	// nothing.
-	Climb bool
-	Dark  int64
-	// Demand is the recent average of decisions per second.
-	Demand float64
-	// IntervalStart is the start of the current control interval, and
-	// Sent, Rejected, IntervalAccepted and IntervalThrottled are the
-	// requests allowed and rejected locally and the answers counted as
-	// accepted and as rejected by the backend in it.
-	IntervalStart     int64
-	Sent              int64
-	Rejected          int64
-	IntervalAccepted  int64
-	IntervalThrottled int64
-	// PrevDecisions and PrevRejected are the decisions and local
-	// rejections of the previous control interval.
-	PrevDecisions int64
-	PrevRejected  int64
 }
 
-// ErrInvalidState is wrapped by the errors SetState returns for a State that
-// no Throttler could have produced.
-var ErrInvalidState = errors.New("adaptive: invalid State")
-
-// State returns a copy of t's counters. Unlike the decision methods it
-// allocates (the Sliding buckets are copied).
-func (t *Throttler) State() State {
-	s := State{
+// MarshalBinary encodes t's counters, opaque and versioned, for storage
+// between uses (for example in Beam state between firings). Unlike the
+// decision methods it allocates.
+func (t *Throttler) MarshalBinary() ([]byte, error) {
+	s := throttlerState{
 		Started:  t.started,
 		Window:   int64(t.cfg.Window),
 		Start:    t.start,
 		Requests: t.requests,
 		Accepts:  t.accepts,
-		Mode:     int64(t.cfg.Mode),
-	}
-	if t.paced {
-		pc := &t.pc
-		s.Limited, s.Rate, s.Tokens, s.Refilled = pc.limited, pc.rate, pc.tokens, pc.last
-		s.Good, s.BlockedUntil, s.IntervalStart = pc.good, pc.blocked, pc.ivStart
-		s.Streak, s.Hit, s.RunHit = pc.streak, pc.hit, pc.runHit
-		s.Climb, s.Dark, s.Demand = pc.climb, pc.dark, pc.demand
-		s.Sent, s.Rejected, s.IntervalAccepted, s.IntervalThrottled = pc.sent, pc.rejected, pc.accepted, pc.throttled
-		s.PrevDecisions, s.PrevRejected = pc.prevDecisions, pc.prevRejected
 	}
 	if t.sliding {
 		s.BucketNanos = t.bucket
 		s.Head = t.head
-		s.BucketRequests = append([]int64(nil), t.bucketRequests...)
-		s.BucketAccepts = append([]int64(nil), t.bucketAccepts...)
+		s.BucketRequests = t.bucketRequests
+		s.BucketAccepts = t.bucketAccepts
 	}
-	return s
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte{stateVersion}, b...), nil
 }
 
-// SetState replaces t's counters with s, typically a State taken from a
-// Throttler with the same Config, after which t decides exactly as that
-// Throttler would have (given the same random values).
+// UnmarshalBinary replaces t's counters with those encoded by
+// MarshalBinary, typically by a Throttler with the same Config, after
+// which t decides exactly as that Throttler would have (given the same
+// random values). Empty data resets t to its state after New.
 //
-// A State taken under a different Config shape is adapted rather than
-// rejected, and SetState returns nil:
-//   - a zero (unstarted) State resets t to its state after New;
-//   - FixedReset into FixedReset keeps Start and the counts whatever the
-//     ResetInterval; the next window boundary is Start + n·ResetInterval of
-//     t's Config;
-//   - Sliding into Sliding with the same bucket width but a different number
-//     of buckets keeps the newest buckets that fit in t's window and drops
-//     the rest;
-//   - any other combination (a change of Window mode or of bucket width)
-//     resets t to its state after New, since the history cannot be mapped
-//     onto the new windows; throttling then restarts from zero counts;
-//   - a State of the other Mode resets t to its state after New;
-//   - ModePaced into ModePaced restores the pacer whatever the paced
-//     settings, alongside the window as above (the pacer is kept even when
-//     the window is reset).
+// Counters saved under a different Config shape are adapted rather than
+// refused:
+//   - FixedReset into FixedReset keeps the window's start and the counts
+//     whatever the ResetInterval; the next window boundary is
+//     start + n·ResetInterval of t's Config;
+//   - Sliding into Sliding with the same bucket width but a different
+//     number of buckets keeps the newest buckets that fit in t's window and
+//     drops the rest;
+//   - any other combination (a change of Window or of bucket width) resets
+//     t to its state after New, since the history cannot be mapped onto
+//     the new windows; throttling then restarts from zero counts.
 //
-// Empty bucket slices are accepted like nil ones (Beam's schema coder turns
-// one into the other).
-//
-// SetState returns an error wrapping ErrInvalidState, and leaves t
-// unchanged, if s is started and has negative counts, an unknown Window or
-// Mode, bucket slices of different lengths, bucket counts whose sum
-// overflows, or paced rates that are negative, NaN or infinite.
-func (t *Throttler) SetState(s State) error {
+// Data of another version or of a shape no Throttler could have written
+// (negative counts, an unknown Window or Mode, bucket counts that do not
+// match or whose sum overflows) is refused with an error wrapping
+// [ErrState], and leaves t reset; so is the state of the paced Throttler
+// of earlier versions.
+func (t *Throttler) UnmarshalBinary(data []byte) error {
+	t.reset()
+	if len(data) == 0 {
+		return nil
+	}
+	var s throttlerState
+	if data[0] != stateVersion {
+		return fmt.Errorf("%w: version %#x, want %#x", ErrState, data[0], stateVersion)
+	}
+	if err := json.Unmarshal(data[1:], &s); err != nil {
+		return fmt.Errorf("%w: %v", ErrState, err)
+	}
 	if !s.Started {
-		t.reset()
 		return nil
 	}
 	if err := s.check(); err != nil {
 		return err
 	}
-	if s.Mode != int64(t.cfg.Mode) {
-		t.reset()
-		return nil
-	}
 	t.setWindowState(s)
-	if t.paced {
-		if !t.started { // window reset: restart it where the interval started
-			t.touch(s.IntervalStart)
-		}
-		t.pc = pacer{
-			limited: s.Limited, rate: s.Rate, tokens: s.Tokens, last: s.Refilled,
-			good: s.Good, blocked: s.BlockedUntil, ivStart: s.IntervalStart,
-			streak: min(s.Streak, maxStreak), hit: min(s.Hit, 1), runHit: min(s.RunHit, 1),
-			climb: s.Climb, dark: min(s.Dark, maxStreak), demand: min(s.Demand, maxRate),
-			sent: s.Sent, rejected: s.Rejected, accepted: s.IntervalAccepted, throttled: s.IntervalThrottled,
-			prevDecisions: s.PrevDecisions, prevRejected: s.PrevRejected,
-		}
-		if t.pc.limited {
-			t.pc.rate = t.clampRate(t.pc.rate)
-			t.pc.tokens = min(t.pc.tokens, t.bucketDepth())
-		}
-	}
 	return nil
 }
 
-// setWindowState restores the window part of a valid, started State of t's
-// Mode.
-func (t *Throttler) setWindowState(s State) {
+// setWindowState restores valid, started counters into t, which is reset,
+// when they fit t's windows; otherwise t stays reset.
+func (t *Throttler) setWindowState(s throttlerState) {
 	switch {
 	case !t.sliding && s.Window == int64(FixedReset):
-		t.reset()
 		t.started = true
 		t.start = s.Start
 		t.requests, t.accepts = s.Requests, s.Accepts
 	case t.sliding && s.Window == int64(Sliding) && s.BucketNanos == t.bucket && len(s.BucketRequests) > 0:
-		t.reset()
 		t.started = true
 		t.head = s.Head
 		oldN, newN := int64(len(s.BucketRequests)), int64(len(t.bucketRequests))
@@ -201,44 +134,33 @@ func (t *Throttler) setWindowState(s State) {
 			t.requests += s.BucketRequests[from]
 			t.accepts += s.BucketAccepts[from]
 		}
-	default:
-		t.reset()
 	}
 }
 
-// check reports whether a started State is one a Throttler could produce.
-func (s State) check() error {
+// check reports whether started counters are ones a Throttler could have
+// saved.
+func (s throttlerState) check() error {
 	if s.Window != int64(FixedReset) && s.Window != int64(Sliding) {
-		return fmt.Errorf("%w: unknown Window %d", ErrInvalidState, s.Window)
+		return fmt.Errorf("%w: unknown Window %d", ErrState, s.Window)
 	}
-	if s.Mode != int64(ModeSRE) && s.Mode != int64(ModePaced) {
-		return fmt.Errorf("%w: unknown Mode %d", ErrInvalidState, s.Mode)
-	}
-	for _, f := range [...]float64{s.Rate, s.Tokens, s.Good, s.Hit, s.RunHit, s.Demand} {
-		if !(f >= 0) || math.IsInf(f, 1) {
-			return fmt.Errorf("%w: paced rates and tokens must be finite and not negative, got %v", ErrInvalidState, f)
-		}
-	}
-	for _, c := range [...]int64{s.Streak, s.Dark, s.Sent, s.Rejected, s.IntervalAccepted, s.IntervalThrottled, s.PrevDecisions, s.PrevRejected} {
-		if c < 0 {
-			return fmt.Errorf("%w: negative paced count %d", ErrInvalidState, c)
-		}
+	if s.Mode != int64(ModeSRE) {
+		return fmt.Errorf("%w: Mode %d, want ModeSRE", ErrState, s.Mode)
 	}
 	if s.Requests < 0 || s.Accepts < 0 {
-		return fmt.Errorf("%w: negative counts %d requests, %d accepts", ErrInvalidState, s.Requests, s.Accepts)
+		return fmt.Errorf("%w: negative counts %d requests, %d accepts", ErrState, s.Requests, s.Accepts)
 	}
 	if len(s.BucketRequests) != len(s.BucketAccepts) {
 		return fmt.Errorf("%w: %d bucket requests but %d bucket accepts",
-			ErrInvalidState, len(s.BucketRequests), len(s.BucketAccepts))
+			ErrState, len(s.BucketRequests), len(s.BucketAccepts))
 	}
 	var reqs, accs int64
 	for i := range s.BucketRequests {
 		r, a := s.BucketRequests[i], s.BucketAccepts[i]
 		if r < 0 || a < 0 {
-			return fmt.Errorf("%w: negative counts in bucket %d", ErrInvalidState, i)
+			return fmt.Errorf("%w: negative counts in bucket %d", ErrState, i)
 		}
 		if reqs > math.MaxInt64-r || accs > math.MaxInt64-a {
-			return fmt.Errorf("%w: bucket counts overflow", ErrInvalidState)
+			return fmt.Errorf("%w: bucket counts overflow", ErrState)
 		}
 		reqs, accs = reqs+r, accs+a
 	}
@@ -252,5 +174,4 @@ func (t *Throttler) reset() {
 	t.requests, t.accepts = 0, 0
 	clear(t.bucketRequests)
 	clear(t.bucketAccepts)
-	t.pc = pacer{}
 }

@@ -1,9 +1,8 @@
 package adaptive_test
 
 import (
-	"encoding/json"
+	"bytes"
 	"errors"
-	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -61,6 +60,16 @@ func play(th *adaptive.Throttler, r *float64, now time.Time, evs []event) ([]dec
 	return got, now
 }
 
+// marshal returns th's state, failing the test on an error.
+func marshal(t *testing.T, th *adaptive.Throttler) []byte {
+	t.Helper()
+	b, err := th.MarshalBinary()
+	if err != nil {
+		t.Fatalf("MarshalBinary error: %v", err)
+	}
+	return b
+}
+
 func TestStateRoundTrip(t *testing.T) {
 	configs := []struct {
 		name string
@@ -80,30 +89,19 @@ func TestStateRoundTrip(t *testing.T) {
 			orig := mustNew(t, cfg, rnd)
 			_, now := play(orig, &r, t0, evs[:200])
 
-			// Through JSON, as a Beam state coder might store it.
-			b, err := json.Marshal(orig.State())
-			if err != nil {
-				t.Fatalf("json.Marshal(State()) error: %v", err)
-			}
-			var s adaptive.State
-			if err := json.Unmarshal(b, &s); err != nil {
-				t.Fatalf("json.Unmarshal error: %v", err)
-			}
-			if diff := cmp.Diff(orig.State(), s); diff != "" {
-				t.Errorf("State after JSON round trip mismatch (-want +got):\n%s", diff)
-			}
+			b := marshal(t, orig)
 			restored := mustNew(t, cfg, rnd)
-			if err := restored.SetState(s); err != nil {
-				t.Fatalf("SetState error: %v", err)
+			if err := restored.UnmarshalBinary(b); err != nil {
+				t.Fatalf("UnmarshalBinary error: %v", err)
 			}
-			if diff := cmp.Diff(orig.State(), restored.State()); diff != "" {
-				t.Errorf("State() after SetState mismatch (-want +got):\n%s", diff)
+			if got := marshal(t, restored); !bytes.Equal(got, b) {
+				t.Errorf("state after UnmarshalBinary:\n%q\nwant\n%q", got, b)
 			}
 
 			want, _ := play(orig, &r, now, evs[200:])
 			got, _ := play(restored, &r, now, evs[200:])
 			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("decisions after SetState mismatch (-want +got):\n%s", diff)
+				t.Errorf("decisions after UnmarshalBinary mismatch (-want +got):\n%s", diff)
 			}
 			var rejected int
 			for _, d := range want {
@@ -118,22 +116,7 @@ func TestStateRoundTrip(t *testing.T) {
 	}
 }
 
-// TestStateIsCopy checks that State does not alias the ring buffer.
-func TestStateIsCopy(t *testing.T) {
-	th := mustNew(t, adaptive.Config{Window: adaptive.Sliding}, constRand(alwaysAllow))
-	throttledAt(th, t0, 1)
-	s := th.State()
-	throttledAt(th, t0, 1)
-	var sum int64
-	for _, v := range s.BucketRequests {
-		sum += v
-	}
-	if sum != 1 || s.Requests != 1 {
-		t.Errorf("got snapshot with %d bucket requests and Requests %d, want 1 and 1", sum, s.Requests)
-	}
-}
-
-func TestSetStateShapes(t *testing.T) {
+func TestUnmarshalShapes(t *testing.T) {
 	fixed := adaptive.Config{ResetInterval: time.Minute}
 	sliding := func(size, bucket time.Duration) adaptive.Config {
 		return adaptive.Config{Window: adaptive.Sliding, WindowSize: size, Bucket: bucket}
@@ -164,11 +147,11 @@ func TestSetStateShapes(t *testing.T) {
 			}
 			to := mustNew(t, tc.to, constRand(alwaysAllow))
 			throttledAt(to, t0, 100) // to be overwritten
-			if err := to.SetState(from.State()); err != nil {
-				t.Fatalf("SetState error: %v", err)
+			if err := to.UnmarshalBinary(marshal(t, from)); err != nil {
+				t.Fatalf("UnmarshalBinary error: %v", err)
 			}
-			if got := to.State().Started; got != tc.wantStarted {
-				t.Errorf("got Started %v, want %v", got, tc.wantStarted)
+			if got := adaptive.Started(to); got != tc.wantStarted {
+				t.Errorf("got started %v, want %v", got, tc.wantStarted)
 			}
 			if req, acc := to.Counts(t0.Add(tc.at)); req != tc.wantRequests || acc != 0 {
 				t.Errorf("got counts (%d, %d), want (%d, 0)", req, acc, tc.wantRequests)
@@ -177,49 +160,58 @@ func TestSetStateShapes(t *testing.T) {
 	}
 }
 
-func TestSetStateZeroResets(t *testing.T) {
+// TestUnmarshalResets: empty data, and the state of an unstarted
+// Throttler, reset a Throttler to its state after New.
+func TestUnmarshalResets(t *testing.T) {
 	for _, w := range []adaptive.Window{adaptive.FixedReset, adaptive.Sliding} {
-		t.Run(w.String(), func(t *testing.T) {
-			th := mustNew(t, adaptive.Config{Window: w}, constRand(alwaysAllow))
-			throttledAt(th, t0, 5)
-			if err := th.SetState(adaptive.State{}); err != nil {
-				t.Fatalf("SetState(State{}) error: %v", err)
-			}
-			fresh := mustNew(t, adaptive.Config{Window: w}, constRand(alwaysAllow))
-			if diff := cmp.Diff(fresh.State(), th.State()); diff != "" {
-				t.Errorf("State() after SetState(State{}) mismatch (-fresh +got):\n%s", diff)
-			}
-		})
+		fresh := mustNew(t, adaptive.Config{Window: w}, constRand(alwaysAllow))
+		for name, data := range map[string][]byte{"empty": nil, "unstarted": marshal(t, fresh)} {
+			t.Run(w.String()+"/"+name, func(t *testing.T) {
+				th := mustNew(t, adaptive.Config{Window: w}, constRand(alwaysAllow))
+				throttledAt(th, t0, 5)
+				if err := th.UnmarshalBinary(data); err != nil {
+					t.Fatalf("UnmarshalBinary error: %v", err)
+				}
+				if got, want := marshal(t, th), marshal(t, fresh); !bytes.Equal(got, want) {
+					t.Errorf("state after UnmarshalBinary(%q):\n%q\nwant that of a new Throttler\n%q", data, got, want)
+				}
+			})
+		}
 	}
 }
 
-func TestSetStateInvalid(t *testing.T) {
+// TestUnmarshalInvalid: state no Throttler could have written is refused
+// with ErrState, and leaves the Throttler reset.
+func TestUnmarshalInvalid(t *testing.T) {
+	state := func(js string) []byte { return append([]byte{adaptive.StateVersion}, js...) }
 	tests := []struct {
 		name string
-		s    adaptive.State
+		data []byte
 	}{
-		{"unknown window", adaptive.State{Started: true, Window: 9}},
-		{"negative requests", adaptive.State{Started: true, Requests: -1}},
-		{"negative accepts", adaptive.State{Started: true, Accepts: -1}},
-		{"bucket lengths differ", adaptive.State{Started: true, Window: 1, BucketNanos: 1e9,
-			BucketRequests: make([]int64, 3), BucketAccepts: make([]int64, 2)}},
-		{"negative bucket", adaptive.State{Started: true, Window: 1, BucketNanos: 1e9,
-			BucketRequests: []int64{1, -1}, BucketAccepts: []int64{0, 0}}},
-		{"bucket sum overflows", adaptive.State{Started: true, Window: 1, BucketNanos: 1e9,
-			BucketRequests: []int64{math.MaxInt64, 1}, BucketAccepts: []int64{0, 0}}},
+		{"unknown version", append([]byte{adaptive.StateVersion + 1}, `{"Started":true}`...)},
+		{"pacer state", []byte{0x22, 0}},
+		{"not JSON", state("{")},
+		{"unknown window", state(`{"Started":true,"Window":9}`)},
+		{"paced Throttler", state(`{"Started":true,"Mode":1}`)},
+		{"negative requests", state(`{"Started":true,"Requests":-1}`)},
+		{"negative accepts", state(`{"Started":true,"Accepts":-1}`)},
+		{"bucket lengths differ", state(`{"Started":true,"Window":1,"BucketNanos":1000000000,"BucketRequests":[0,0,0],"BucketAccepts":[0,0]}`)},
+		{"negative bucket", state(`{"Started":true,"Window":1,"BucketNanos":1000000000,"BucketRequests":[1,-1],"BucketAccepts":[0,0]}`)},
+		{"bucket sum overflows", state(`{"Started":true,"Window":1,"BucketNanos":1000000000,"BucketRequests":[9223372036854775807,1],"BucketAccepts":[0,0]}`)},
 	}
 	for _, tc := range tests {
 		for _, w := range []adaptive.Window{adaptive.FixedReset, adaptive.Sliding} {
 			t.Run(tc.name+"/"+w.String(), func(t *testing.T) {
 				th := mustNew(t, adaptive.Config{Window: w}, constRand(alwaysAllow))
 				throttledAt(th, t0, 5)
-				before := th.State()
-				err := th.SetState(tc.s)
-				if !errors.Is(err, adaptive.ErrInvalidState) {
-					t.Errorf("got error %v, want one wrapping ErrInvalidState", err)
+				if err := th.UnmarshalBinary(tc.data); !errors.Is(err, adaptive.ErrState) {
+					t.Errorf("got error %v, want one wrapping ErrState", err)
 				}
-				if diff := cmp.Diff(before, th.State()); diff != "" {
-					t.Errorf("State() changed by a failed SetState (-before +after):\n%s", diff)
+				if adaptive.Started(th) {
+					t.Errorf("got a started Throttler after a refused state, want it reset")
+				}
+				if req, acc := th.Counts(t0); req != 0 || acc != 0 {
+					t.Errorf("got counts (%d, %d) after a refused state, want (0, 0)", req, acc)
 				}
 			})
 		}

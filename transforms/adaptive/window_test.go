@@ -54,7 +54,7 @@ func TestFixedResetBoundary(t *testing.T) {
 			if req != tc.wantRequests || acc != tc.wantAccepts {
 				t.Errorf("got counts (%d, %d), want (%d, %d)", req, acc, tc.wantRequests, tc.wantAccepts)
 			}
-			if got, want := th.State().Start, tc.wantStart.UnixNano(); got != want {
+			if got, want := adaptive.WindowStart(th), tc.wantStart.UnixNano(); got != want {
 				t.Errorf("got Start %v, want %v", time.Unix(0, got).UTC(), tc.wantStart)
 			}
 		})

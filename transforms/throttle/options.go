@@ -162,14 +162,6 @@ func (c config) resolved() config {
 			c.Scope = ScopeWorker
 		}
 	}
-	if c.Adaptive.Mode == adaptive.ModePaced {
-		if c.Adaptive.Interval == 0 {
-			c.Adaptive.Interval = c.BatchInterval
-		}
-		if c.Adaptive.Burst == 0 {
-			c.Adaptive.Burst = c.BatchInterval
-		}
-	}
 	return c
 }
 
