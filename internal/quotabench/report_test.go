@@ -7,6 +7,15 @@ import (
 	"time"
 )
 
+// named returns the scenario of that name.
+func named(name string) Scenario {
+	scs, err := Select(name)
+	if err != nil {
+		panic(err)
+	}
+	return scs[0]
+}
+
 // results are a fixed run: one shared-quota scenario that meets its
 // targets, the adaptive throttle alone that does not, and a fault.
 func results() []Result {
@@ -16,15 +25,15 @@ func results() []Result {
 			Outputs: Outputs{Lines: 10, ByOutcome: map[string]int{"success": 8, "client_throttled": 2}}}
 	}
 	return []Result{{
-		Scenario: Scenarios[1], Elements: 10,
+		Scenario: named("redis"), Elements: 10,
 		Measure: Measure{Accepted: 995, Rejected: 5, Waste: 0.005, BusySeconds: 20, BusyAccepted: 1170, CapacityLeft: 1200, Utilisation: 0.975},
 		Procs:   []Proc{proc("p1", true), proc("p2", true)},
 	}, {
-		Scenario: Scenarios[0], Elements: 10,
+		Scenario: named("none"), Elements: 10,
 		Measure: Measure{Accepted: 900, Rejected: 300, Waste: 0.25, BusySeconds: 20, Utilisation: 0.9},
 		Procs:   []Proc{proc("p1", true), proc("p2", false)},
 	}, {
-		Scenario: Scenarios[5], Elements: 10,
+		Scenario: named("redis-down-open"), Elements: 10,
 		Measure: Measure{Accepted: 500, Rejected: 20, Waste: 20.0 / 520, BusySeconds: 10, Utilisation: 0.99},
 		Before:  Phase{Seconds: 4, Accepted: 240}, During: Phase{Seconds: 2, Accepted: 100, Rejected: 20}, After: Phase{Seconds: 4, Accepted: 240},
 		FaultFrom: 1, FaultTo: 3, QuotaWarnings: 3,

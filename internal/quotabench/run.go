@@ -282,6 +282,9 @@ func (b *bench) args(sc Scenario, url, client, prefix string) []string {
 	if sc.Backend != "none" {
 		a = append(a, "--quota_fail="+sc.fail())
 	}
+	if sc.BatchInterval > 0 {
+		a = append(a, "--batch_interval="+sc.BatchInterval.String())
+	}
 	return a
 }
 
