@@ -3,7 +3,8 @@
 // rate-limit service against the quota test server, beside the adaptive
 // throttle alone, then with a competitor, then with the quota's service
 // killed or slow (internal/quotabench). It writes -out/results.md and
-// -out/results.svg.
+// -out/results.svg, and the raw results to -out/results.json, from which
+// -rewrite makes the report again without running anything.
 //
 //	go run ./cmd/quotabench -out docs/quota
 //	go run ./cmd/quotabench -scenarios redis,envoy -duration 20s -out /tmp/q
@@ -15,6 +16,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -30,6 +32,7 @@ import (
 func main() {
 	out := flag.String("out", "docs/quota", "Directory for results.md and results.svg (\"\" = write nothing).")
 	only := flag.String("scenarios", "", "Comma-separated scenario names (default: all).")
+	rewrite := flag.Bool("rewrite", false, "Run nothing: rewrite results.md and results.svg from -out/results.json (after a change to the report's text).")
 	var set quotabench.Settings
 	flag.IntVar(&set.Capacity, "capacity", 60, "The quota server's capacity and the shared quota, per second.")
 	flag.DurationVar(&set.Duration, "duration", 40*time.Second, "How long each process's source emits.")
@@ -37,7 +40,13 @@ func main() {
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, set, *only, *out); err != nil {
+	var err error
+	if *rewrite {
+		err = rewriteReport(*out)
+	} else {
+		err = run(ctx, set, *only, *out)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "quotabench:", err)
 		os.Exit(1)
 	}
@@ -60,27 +69,55 @@ func run(ctx context.Context, set quotabench.Settings, only, out string) error {
 		Settings: set,
 		Plot:     "results.svg",
 	}
-	var md, svg bytes.Buffer
-	if err := quotabench.WritePlot(&svg, set.Capacity, results); err != nil {
+	return write(out, saved{h, results})
+}
+
+// saved is results.json: a run, from which -rewrite makes the report again.
+type saved struct {
+	Header  quotabench.Header
+	Results []quotabench.Result
+}
+
+// rewriteReport makes the report and plot again from out/results.json.
+func rewriteReport(out string) error {
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
 		return err
 	}
-	if err := quotabench.WriteReport(&md, h, results); err != nil {
+	var s saved
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(out, "results.json"), err)
+	}
+	return write(out, s)
+}
+
+// write writes results.md, results.svg and results.json to out, or the
+// report to standard output if out is "".
+func write(out string, s saved) error {
+	var md, svg bytes.Buffer
+	if err := quotabench.WritePlot(&svg, s.Header.Settings.Capacity, s.Results); err != nil {
+		return err
+	}
+	if err := quotabench.WriteReport(&md, s.Header, s.Results); err != nil {
 		return err
 	}
 	if out == "" {
 		_, err := os.Stdout.Write(md.Bytes())
 		return err
 	}
+	js, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(out, "results.svg"), svg.Bytes(), 0o644); err != nil {
-		return err
+	for name, b := range map[string][]byte{"results.svg": svg.Bytes(), "results.json": append(js, '\n'), "results.md": md.Bytes()} {
+		if err := os.WriteFile(filepath.Join(out, name), b, 0o644); err != nil {
+			return err
+		}
 	}
-	if err := os.WriteFile(filepath.Join(out, "results.md"), md.Bytes(), 0o644); err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "wrote %s and %s\n", filepath.Join(out, "results.md"), filepath.Join(out, "results.svg"))
+	fmt.Fprintf(os.Stderr, "wrote %s/results.{md,svg,json}\n", out)
 	return nil
 }
 

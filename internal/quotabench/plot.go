@@ -28,10 +28,15 @@ const plotCols = 2
 // competitor's accepted calls, and the capacity dashed; a fault's span is
 // shaded. All panels share the scales.
 func WritePlot(w io.Writer, capacity int, results []Result) error {
+	return writePlot(w, capacity, results, func(w, h vg.Length) vg.CanvasWriterTo { return vgsvg.New(w, h) })
+}
+
+// writePlot is WritePlot on the canvas that newCanvas makes.
+func writePlot(w io.Writer, capacity int, results []Result, newCanvas func(w, h vg.Length) vg.CanvasWriterTo) error {
 	if len(results) == 0 {
 		return fmt.Errorf("quotabench: nothing to plot")
 	}
-	xmax, ymax := 10.0, 1.2*float64(capacity)
+	xmax, ymax := 10.0, 1.5*float64(capacity) // room for the legend above the capacity
 	for _, r := range results {
 		xmax = max(xmax, float64(len(r.Measure.Series)))
 		for _, p := range r.Measure.Series {
@@ -65,7 +70,7 @@ func WritePlot(w io.Writer, capacity int, results []Result) error {
 		plots[i/plotCols][i%plotCols].HideAxes()
 	}
 
-	img := vgsvg.New(plotCols*5*vg.Inch, vg.Length(rows)*2*vg.Inch)
+	img := newCanvas(plotCols*5*vg.Inch, vg.Length(rows)*2*vg.Inch)
 	tiles := draw.Tiles{
 		Rows: rows, Cols: plotCols,
 		PadX: 4 * vg.Millimeter, PadY: 4 * vg.Millimeter,
@@ -89,19 +94,19 @@ func addRun(p *plot.Plot, r Result, capacity int, ymax float64, legend bool) err
 		return nil
 	}
 	t0 := s[0].T
-	if r.FaultFrom != 0 {
-		shade, err := plotter.NewPolygon(plotter.XYs{
-			{X: float64(r.FaultFrom - t0), Y: 0}, {X: float64(r.FaultTo - t0), Y: 0},
-			{X: float64(r.FaultTo - t0), Y: ymax}, {X: float64(r.FaultFrom - t0), Y: ymax},
-		})
+	if r.FaultFrom != 0 || legend {
+		from, to := float64(r.FaultFrom-t0), float64(r.FaultTo-t0)
+		shade, err := plotter.NewPolygon(plotter.XYs{{X: from, Y: 0}, {X: to, Y: 0}, {X: to, Y: ymax}, {X: from, Y: ymax}})
 		if err != nil {
 			return err
 		}
-		shade.Color = color.RGBA{R: 0xee, G: 0xee, B: 0xee, A: 0xff}
+		shade.Color = color.RGBA{R: 0xe4, G: 0xe4, B: 0xe4, A: 0xff}
 		shade.LineStyle.Width = 0
-		p.Add(shade)
+		if r.FaultFrom != 0 {
+			p.Add(shade)
+		}
 		if legend {
-			p.Legend.Add("fault", shade)
+			p.Legend.Add("fault (killed to restarted)", shade)
 		}
 	}
 	lines := []struct {
