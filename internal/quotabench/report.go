@@ -151,6 +151,19 @@ func WriteReport(w io.Writer, h Header, results []Result) error {
 		}
 		p("\n")
 	}
+	p("## Reading the numbers\n\n")
+	p("- Utilisation can pass 100 %%: the server's token bucket holds one second of burst, so a window of n seconds " +
+		"can accept up to capacity × (n + 1).\n")
+	p("- With a competitor, the configured quota (the capacity) is above what is left: the shared quota lets the " +
+		"processes try for more than they can get, and the adaptive throttle on top finds the rest from the 429s, " +
+		"which costs rejections. The 1 %% waste target is the shared quota's alone; it is shown here for comparison.\n")
+	p("- Envoy's service counts in fixed windows aligned on the clock (here a second), answers all or nothing, and " +
+		"counts refused hits too (see sharedquota.Envoy): a batch that asks for more than another process left loses " +
+		"that window's remainder, and a refused process waits for the next window. Two windows' permits can also be " +
+		"spent on either side of a window's edge, which a token bucket of one second rejects in part.\n")
+	p("- Fail open: while the service is down each process sends limited by its adaptive throttle alone. Fail closed: " +
+		"no permit, no call; elements wait in their groups and those older than `--max_wait` go to client_throttled. " +
+		"The outage's seconds are whole seconds, so \"during\" includes the seconds of the kill and of the restart.\n\n")
 	p("## Processes\n\n")
 	p("Each process's summary (success / client_throttled / server_throttled / errors = total) and its output files.\n\n")
 	p("| scenario | process | summary | output lines (success / client_throttled / server_throttled / errors) | conserved |\n")
