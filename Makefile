@@ -8,7 +8,7 @@ PKGS     := ./...
 RACE_PKGS := ./transforms/adaptive/... ./clientcall/... ./testserver/... ./cmd/quotaserver/...
 BENCHTIME ?= 1s
 
-.PHONY: all build test test-deps bench gobench sim simsweep livebench load soak fuzz lint fmt vet staticcheck vuln run template-binary clean
+.PHONY: all build test test-deps bench gobench sim simsweep livebench quotabench load soak fuzz lint fmt vet staticcheck vuln run template-binary clean
 
 all: build
 
@@ -29,7 +29,7 @@ test: test-deps
 	CGO_ENABLED=0 GOFLAGS="$$($(GO) env GOFLAGS) -trimpath" $(GO) test -count=1 $(PKGS)
 
 # Everything measured: Go benchmarks, the simulator and its seed sweep, and the real-time runs.
-bench: gobench sim simsweep livebench
+bench: gobench sim simsweep livebench quotabench
 
 gobench:
 	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) $(PKGS)
@@ -42,6 +42,13 @@ LIVE_DURATION ?= 30s
 LIVE_SCENARIOS ?=
 livebench:
 	$(GO) run ./cmd/livebench -duration $(LIVE_DURATION) -scenarios '$(LIVE_SCENARIOS)' -out docs/live
+
+# The shared quota of issue 14 for real (about 10 minutes): three beamthrottle
+# processes share one quota in Redis or Envoy's rate-limit service, beside the
+# adaptive throttle alone, with a competitor, and with the quota's service
+# killed or slow: docs/quota/results.md and results.svg.
+quotabench:
+	$(GO) run ./cmd/quotabench -out docs/quota
 
 # 1,000,000 elements through the bounded pipeline; report appended to docs/load/results.md.
 load:

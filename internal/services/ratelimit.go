@@ -48,23 +48,41 @@ func RateLimitConfig(t testing.TB) string {
 // changes (RUNTIME_WATCH_ROOT=false).
 func StartRateLimit(t testing.TB, redisAddr, configDir string) *RateLimit {
 	t.Helper()
-	bin, took, err := RateLimitBinary()
+	r, took, err := tryStartRateLimit(redisAddr, configDir, t.TempDir())
+	if took > 0 {
+		t.Logf("built Envoy's rate-limit service in %v", took.Round(time.Millisecond))
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if took > 0 {
-		t.Logf("built Envoy's rate-limit service in %v: %s", took.Round(time.Millisecond), bin)
+	r.p.cleanup(t)
+	return r
+}
+
+// TryStartRateLimit is StartRateLimit for programs that are not tests, such
+// as benchmarks: it keeps its files in dir, returns an error instead of
+// failing a test, and leaves the service running until Kill, which the
+// caller must call when done.
+func TryStartRateLimit(redisAddr, configDir, dir string) (*RateLimit, error) {
+	r, _, err := tryStartRateLimit(redisAddr, configDir, dir)
+	return r, err
+}
+
+// tryStartRateLimit starts the service, and says how long building it took.
+func tryStartRateLimit(redisAddr, configDir, dir string) (*RateLimit, time.Duration, error) {
+	bin, took, err := RateLimitBinary()
+	if err != nil {
+		return nil, took, err
 	}
-	dir := t.TempDir()
 	runtimeRoot := filepath.Join(dir, "runtime")
 	if err := copyYAML(configDir, filepath.Join(runtimeRoot, "ratelimit", "config")); err != nil {
-		t.Fatal(err)
+		return nil, took, err
 	}
 	var last error
 	for attempt := range 3 { // a port found free may be taken before the service binds it
 		ports, err := freePorts(3)
 		if err != nil {
-			t.Fatal(err)
+			return nil, took, err
 		}
 		grpcPort, httpPort, debugPort := strconv.Itoa(ports[0]), strconv.Itoa(ports[1]), strconv.Itoa(ports[2])
 		r := &RateLimit{
@@ -93,12 +111,10 @@ func StartRateLimit(t testing.TB, redisAddr, configDir string) *RateLimit {
 			},
 		}
 		if last = r.start(); last == nil {
-			r.p.cleanup(t)
-			return r
+			return r, took, nil
 		}
 	}
-	t.Fatal(last)
-	return nil
+	return nil, took, last
 }
 
 func (r *RateLimit) start() error {
@@ -139,10 +155,16 @@ func (r *RateLimit) Kill() { r.p.stop() }
 // is healthy. It kills the service first if it is running.
 func (r *RateLimit) Restart(t testing.TB) {
 	t.Helper()
-	r.p.stop()
-	if err := r.start(); err != nil {
+	if err := r.TryRestart(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TryRestart is Restart returning its error, for programs that are not
+// tests.
+func (r *RateLimit) TryRestart() error {
+	r.p.stop()
+	return r.start()
 }
 
 // copyYAML copies the *.yaml files of src into dst, creating dst.

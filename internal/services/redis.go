@@ -26,7 +26,7 @@ type Redis struct {
 // not start.
 func StartRedis(t testing.TB) *Redis {
 	t.Helper()
-	r, err := startRedis(t.TempDir())
+	r, err := TryStartRedis(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,11 @@ func StartRedis(t testing.TB) *Redis {
 	return r
 }
 
-func startRedis(dir string) (*Redis, error) {
+// TryStartRedis is StartRedis for programs that are not tests, such as
+// benchmarks: it keeps its files in dir, returns an error instead of
+// failing a test, and leaves the server running until Kill, which the
+// caller must call when done.
+func TryStartRedis(dir string) (*Redis, error) {
 	path, err := lookPath("redis-server", "redis-server")
 	if err != nil {
 		return nil, err
@@ -106,8 +110,14 @@ func (r *Redis) Kill() { r.p.stop() }
 // until it answers PING. It kills the server first if it is running.
 func (r *Redis) Restart(t testing.TB) {
 	t.Helper()
-	r.p.stop()
-	if err := r.start(); err != nil {
+	if err := r.TryRestart(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TryRestart is Restart returning its error, for programs that are not
+// tests.
+func (r *Redis) TryRestart() error {
+	r.p.stop()
+	return r.start()
 }

@@ -6,7 +6,8 @@
 // (scripts/install-test-deps, which make test runs first); it never skips.
 //
 // Every server can be killed and restarted on the same address, for tests of
-// what clients do while it is down. Children get SIGKILL when the test binary
+// what clients do while it is down. Programs that are not tests (benchmarks)
+// use the Try variants, which return errors and leave stopping to the caller. Children get SIGKILL when the test binary
 // dies (Linux), so a crashed test leaves no server behind.
 package services
 

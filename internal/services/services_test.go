@@ -87,3 +87,35 @@ func TestRepoRoot(t *testing.T) {
 		t.Errorf("RateLimitConfig = %q, want %q", RateLimitConfig(t), want)
 	}
 }
+
+// TestTryStart starts both servers as a program that is not a test does,
+// restarts them, and stops them with Kill.
+func TestTryStart(t *testing.T) {
+	r, err := TryStartRedis(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Kill)
+	rl, err := TryStartRateLimit(r.Addr, RateLimitConfig(t), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rl.Kill)
+	if got := askJSON(t, rl, "try"); !strings.Contains(got, `"overallCode":"OK"`) {
+		t.Fatalf("first request answered %s, want overallCode OK", got)
+	}
+	r.Kill()
+	if err := r.TryRestart(); err != nil {
+		t.Fatalf("Redis.TryRestart: %v", err)
+	}
+	if got, err := ping(r.Addr); got != "+PONG" || err != nil {
+		t.Fatalf("PING after TryRestart = %q, %v; want +PONG", got, err)
+	}
+	rl.Kill()
+	if err := rl.TryRestart(); err != nil {
+		t.Fatalf("RateLimit.TryRestart: %v", err)
+	}
+	if err := rl.ready(); err != nil {
+		t.Fatalf("ready after TryRestart: %v", err)
+	}
+}

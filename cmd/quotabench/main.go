@@ -1,0 +1,146 @@
+// Command quotabench measures the shared quota of issue 14 for real: three
+// cmd/beamthrottle processes share one quota in Redis or in Envoy's
+// rate-limit service against the quota test server, beside the adaptive
+// throttle alone, then with a competitor, then with the quota's service
+// killed or slow (internal/quotabench). It writes -out/results.md and
+// -out/results.svg, and the raw results to -out/results.json, from which
+// -rewrite makes the report again without running anything.
+//
+//	go run ./cmd/quotabench -out docs/quota
+//	go run ./cmd/quotabench -scenarios redis,envoy -duration 20s -out /tmp/q
+//
+// It is part of `make bench`, not of `make test`: it takes about ten
+// minutes, and its numbers depend on the machine.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/beamthrottle/beamthrottle/internal/quotabench"
+)
+
+func main() {
+	out := flag.String("out", "docs/quota", "Directory for results.md and results.svg (\"\" = write nothing).")
+	only := flag.String("scenarios", "", "Comma-separated scenario names (default: all).")
+	rewrite := flag.Bool("rewrite", false, "Run nothing: rewrite results.md and results.svg from -out/results.json (after a change to the report's text).")
+	var set quotabench.Settings
+	flag.IntVar(&set.Capacity, "capacity", 60, "The quota server's capacity and the shared quota, per second.")
+	flag.DurationVar(&set.Duration, "duration", 40*time.Second, "How long each process's source emits.")
+	flag.DurationVar(&set.FaultDuration, "fault_duration", 30*time.Second, "How long the sources emit in the fault scenarios.")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	var err error
+	if *rewrite {
+		err = rewriteReport(*out)
+	} else {
+		err = run(ctx, set, *only, *out)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "quotabench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, set quotabench.Settings, only, out string) error {
+	scs, err := quotabench.Select(only)
+	if err != nil {
+		return err
+	}
+	when := time.Now()
+	results, err := quotabench.Run(ctx, set, scs, os.Stderr)
+	if err != nil {
+		return err
+	}
+	h := quotabench.Header{
+		Command:  command(),
+		Machine:  machine(),
+		When:     when,
+		Settings: set,
+		Plot:     "results.svg",
+	}
+	return write(out, saved{h, results})
+}
+
+// saved is results.json: a run, from which -rewrite makes the report again.
+type saved struct {
+	Header  quotabench.Header
+	Results []quotabench.Result
+}
+
+// rewriteReport makes the report and plot again from out/results.json.
+func rewriteReport(out string) error {
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		return err
+	}
+	var s saved
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(out, "results.json"), err)
+	}
+	return write(out, s)
+}
+
+// write writes results.md, results.svg and results.json to out, or the
+// report to standard output if out is "".
+func write(out string, s saved) error {
+	var md, svg bytes.Buffer
+	if err := quotabench.WritePlot(&svg, s.Header.Settings.Capacity, s.Results); err != nil {
+		return err
+	}
+	if err := quotabench.WriteReport(&md, s.Header, s.Results); err != nil {
+		return err
+	}
+	if out == "" {
+		_, err := os.Stdout.Write(md.Bytes())
+		return err
+	}
+	js, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	for name, b := range map[string][]byte{"results.svg": svg.Bytes(), "results.json": append(js, '\n'), "results.md": md.Bytes()} {
+		if err := os.WriteFile(filepath.Join(out, name), b, 0o644); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(os.Stderr, "wrote %s/results.{md,svg,json}\n", out)
+	return nil
+}
+
+// command is how this run was asked for: make quotabench with the default
+// flags, else the go run line.
+func command() string {
+	args := os.Args[1:]
+	if len(args) == 2 && args[0] == "-out" && args[1] == "docs/quota" {
+		return "make quotabench"
+	}
+	return "go run ./cmd/quotabench " + strings.Join(args, " ")
+}
+
+// machine describes the computer: cores, platform and CPU model.
+func machine() string {
+	s := fmt.Sprintf("%d cores (shared with other work), %s/%s, %s", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.Lines(string(b)) {
+			if name, ok := strings.CutPrefix(line, "model name"); ok {
+				s += ", " + strings.TrimSpace(strings.TrimLeft(name, " \t:"))
+				break
+			}
+		}
+	}
+	return s
+}

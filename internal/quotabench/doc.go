@@ -1,0 +1,16 @@
+// Package quotabench is the harness of `make quotabench` (cmd/quotabench),
+// the proof of issue 14's sections 4 and 5: several pipeline processes
+// (cmd/beamthrottle, each an OS process on its own Prism) share one quota
+// kept in Redis or in Envoy's rate-limit service, against the quota test
+// server whose capacity equals that quota; beside them, the adaptive
+// throttle alone; then an uncontrolled competitor; then the quota's service
+// killed, restarted and slowed down.
+//
+// Everything is measured from the quota server's own per-client counts
+// (testserver.ClientHeader) and from each process's summary and output
+// files: waste, utilisation of the capacity left, and conservation. Run
+// builds the binary, starts the services (internal/services) and runs the
+// scenarios; WriteReport and WritePlot make docs/quota. Its numbers depend
+// on the machine, so it is a benchmark, not a test: the unit tests cover
+// the pure parts (metrics, parsing, report) only.
+package quotabench

@@ -1,0 +1,219 @@
+package quotabench
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// Targets of issue 14 for the shared quota.
+const (
+	// MaxWaste is the most of the pipelines' calls the server may reject.
+	MaxWaste = 0.01
+	// MinUtilisation is the least of the capacity left to the pipelines
+	// they must use while all of them are calling.
+	MinUtilisation = 0.97
+)
+
+// Verdict is a measured value against its target.
+type Verdict struct {
+	OK   bool
+	Text string // the value and the target, e.g. "0.42 % (≤ 1 %)"
+}
+
+func (v Verdict) String() string {
+	mark := "✗"
+	if v.OK {
+		mark = "✓"
+	}
+	return mark + " " + v.Text
+}
+
+// WasteVerdict checks r's waste against MaxWaste.
+func (r Result) WasteVerdict() Verdict {
+	w := r.Measure.Waste
+	return Verdict{OK: r.Measure.Accepted+r.Measure.Rejected > 0 && w <= MaxWaste, Text: fmt.Sprintf("%s (≤ %s)", pct(w), pct(MaxWaste))}
+}
+
+// UtilisationVerdict checks r's utilisation against MinUtilisation.
+func (r Result) UtilisationVerdict() Verdict {
+	u := r.Measure.Utilisation
+	return Verdict{OK: r.Measure.BusySeconds > 0 && u >= MinUtilisation, Text: fmt.Sprintf("%s (≥ %s)", pct(u), pct(MinUtilisation))}
+}
+
+// ConservationVerdict checks that every process accounted for each of its
+// elements exactly once.
+func (r Result) ConservationVerdict() Verdict {
+	want := r.Elements * len(r.Procs)
+	got := 0
+	for _, p := range r.Procs {
+		got += p.Outputs.Lines
+	}
+	return Verdict{OK: r.Conserved(), Text: fmt.Sprintf("%d lines for %d elements", got, want)}
+}
+
+// pct formats a fraction as a percentage.
+func pct(f float64) string {
+	s := fmt.Sprintf("%.2f", 100*f)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	return s + " %"
+}
+
+// Header describes a run of the benchmark for the report.
+type Header struct {
+	// Command makes the report.
+	Command string
+	// Machine describes the computer, e.g. "2 shared cores, linux/amd64".
+	Machine string
+	// When the run started.
+	When     time.Time
+	Settings Settings
+	// Plot is the plot's file name, relative to the report; "" for none.
+	Plot string
+}
+
+// WriteReport writes the Markdown report of results to w.
+func WriteReport(w io.Writer, h Header, results []Result) error {
+	set := h.Settings.withDefaults()
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p("# A shared quota, measured\n\n")
+	p("Issue 14, sections 4 and 5: %d pipeline processes (`cmd/beamthrottle`, each an OS process on its own Prism) "+
+		"share one quota on the quota test server, whose capacity equals the quota: %d calls a second "+
+		"(token bucket, one second of burst). Each process offers %g/s (%g × the capacity in all) for %v "+
+		"(%v in the fault scenarios), with `--max_wait=%v`, and names itself with `X-Quota-Client` so that "+
+		"the server counts each one. Made by:\n\n    %s\n\n",
+		set.Processes, set.Capacity, set.rate(), set.Offer*float64(set.Processes), set.Duration, set.FaultDuration, set.MaxWait, h.Command)
+	p("Measured %s on %s. One run, indicative: the numbers move with the machine's load.\n\n",
+		h.When.UTC().Format("2006-01-02 15:04 MST"), h.Machine)
+	p("- **Waste**: the pipelines' calls the server rejected ÷ all their calls, over the whole run. Target ≤ %s.\n", pct(MaxWaste))
+	p("- **Utilisation**: the pipelines' accepted calls ÷ the capacity left to them (capacity × seconds, less what the "+
+		"competitor got), over the whole seconds in which every process was calling. Target ≥ %s.\n", pct(MinUtilisation))
+	p("- **Conservation**: each process's summary says all its generated elements were accounted for, its outcomes add " +
+		"up to the elements generated, and its output files hold exactly that many lines, as many per output as the " +
+		"summary counts. (The streaming generator's payloads repeat from tick to tick, `{\"tick\":\"\",\"i\":0}`..., so " +
+		"distinct payloads cannot be checked: see pipeline/sources.go's tickFn.)\n\n")
+	if h.Plot != "" {
+		p("![accepted and rejected per second, per scenario](%s)\n\n", h.Plot)
+	}
+
+	var main, faults []Result
+	for _, r := range results {
+		if r.Scenario.faulty() {
+			faults = append(faults, r)
+		} else {
+			main = append(main, r)
+		}
+	}
+	if len(main) > 0 {
+		p("## Side by side\n\n")
+		p("| scenario | quota | accepted | rejected | waste | utilisation | competitor accepted | conservation |\n")
+		p("|---|---|--:|--:|---|---|--:|---|\n")
+		for _, r := range main {
+			m := r.Measure
+			comp := "–"
+			if r.Scenario.Competitor > 0 {
+				comp = fmt.Sprintf("%d (%g/s offered)", m.CompetitorAccepted, r.Scenario.Competitor*float64(set.Capacity))
+			}
+			p("| %s: %s | %s | %d | %d | %s | %s over %d s | %s | %s |\n", r.Scenario.Name, r.Scenario.Title,
+				quotaOf(r.Scenario), m.Accepted, m.Rejected, r.WasteVerdict(), r.UtilisationVerdict(), m.BusySeconds,
+				comp, mark(r.ConservationVerdict().OK))
+		}
+		p("\n")
+	}
+	if len(faults) > 0 {
+		p("## Faults\n\n")
+		p("Redis or the rate-limit service is killed %v after every process is calling and restarted %v later; "+
+			"the slow service answers every chunk %v late for the whole run (a delaying TCP proxy in the harness). "+
+			"Calls per second are the pipelines' accepted/rejected before, during and after the outage. "+
+			"\"Quota warnings\" counts the processes' log lines saying the quota's service did not answer "+
+			"(one a minute at most per process).\n\n", set.FaultAt, set.FaultFor, set.SlowDelay)
+		p("| scenario | conservation | accepted | rejected | waste | utilisation | before /s | during /s | after /s | quota warnings |\n")
+		p("|---|---|--:|--:|---|---|---|---|---|--:|\n")
+		for _, r := range faults {
+			m := r.Measure
+			ph := func(x Phase) string {
+				if x.Seconds == 0 {
+					return "–"
+				}
+				return fmt.Sprintf("%.1f / %.1f", x.AcceptedRate(), x.RejectedRate())
+			}
+			before, during, after := ph(r.Before), ph(r.During), ph(r.After)
+			if r.Scenario.Fault == RateLimitSlow {
+				before, after = "–", "–"
+				busy := Phase{Seconds: m.BusySeconds, Accepted: m.BusyAccepted, Rejected: m.BusyRejected}
+				during = ph(busy) + fmt.Sprintf(" (whole run; %d chunks delayed)", r.ProxyChunks)
+			}
+			p("| %s: %s | %s | %d | %d | %s | %s | %s | %s | %s | %d |\n", r.Scenario.Name, r.Scenario.Title,
+				r.ConservationVerdict(), m.Accepted, m.Rejected, pct(m.Waste), pct(m.Utilisation),
+				before, during, after, r.QuotaWarnings)
+		}
+		p("\n")
+	}
+	p("## Reading the numbers\n\n")
+	p("- Utilisation can pass 100 %%: the server's token bucket holds one second of burst, so a window of n seconds " +
+		"can accept up to capacity × (n + 1).\n")
+	p("- With a competitor, the configured quota (the capacity) is above what is left: the shared quota lets the " +
+		"processes try for more than they can get, and the adaptive throttle on top finds the rest from the 429s, " +
+		"which costs rejections. The 1 %% waste target is the shared quota's alone; it is shown here for comparison.\n")
+	p("- Envoy's service counts in fixed windows aligned on the clock (here a second), answers all or nothing, and " +
+		"counts refused hits too (see sharedquota.Envoy): a batch that asks for more than another process left loses " +
+		"that window's remainder, and a refused process waits for the next window. Two windows' permits can also be " +
+		"spent on either side of a window's edge, which a token bucket of one second rejects in part.\n")
+	p("- Fail open: while the service is down each process sends limited by its adaptive throttle alone. Fail closed: " +
+		"no permit, no call; elements wait in their groups and those older than `--max_wait` go to client_throttled. " +
+		"The outage's seconds are whole seconds, so \"during\" includes the seconds of the kill and of the restart.\n\n")
+	p("## Processes\n\n")
+	p("Each process's summary (success / client_throttled / server_throttled / errors = total) and its output files.\n\n")
+	p("| scenario | process | summary | output lines (success / client_throttled / server_throttled / errors) | conserved |\n")
+	p("|---|---|---|---|---|\n")
+	for _, r := range results {
+		for _, pr := range r.Procs {
+			s := pr.Summary
+			sum := "none printed"
+			if pr.SummaryOK {
+				sum = fmt.Sprintf("%d / %d / %d / %d = %d", s.Success, s.ClientThrottled, s.ServerThrottled, s.Errors, s.Total)
+			}
+			o := pr.Outputs.ByOutcome
+			p("| %s | %s | %s | %d (%d / %d / %d / %d) | %s |\n", r.Scenario.Name, pr.Name, sum, pr.Outputs.Lines,
+				o["success"], o["client_throttled"], o["server_throttled"], o["errors"], mark(pr.Conserved))
+		}
+	}
+	p("\n")
+	var problems []string
+	for _, r := range results {
+		if r.Problem != "" {
+			problems = append(problems, fmt.Sprintf("- %s: %s", r.Scenario.Name, oneLine(r.Problem)))
+		}
+	}
+	if len(problems) > 0 {
+		p("## Problems\n\n%s\n", strings.Join(problems, "\n"))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// quotaOf describes the shared quota of a scenario.
+func quotaOf(sc Scenario) string {
+	if sc.Backend == "none" {
+		return "none"
+	}
+	return sc.Backend + ", fail " + sc.fail()
+}
+
+func mark(ok bool) string {
+	if ok {
+		return "✓"
+	}
+	return "✗"
+}
+
+// oneLine squeezes s onto one line for a Markdown list.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}

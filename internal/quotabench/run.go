@@ -1,0 +1,410 @@
+package quotabench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/beamthrottle/beamthrottle/internal/services"
+	"github.com/beamthrottle/beamthrottle/testserver"
+)
+
+// Result is one scenario's run.
+type Result struct {
+	Scenario Scenario
+	// Elements is what each process generated, at Rate per second.
+	Elements int
+	Rate     float64
+	// Measure is what the quota server saw.
+	Measure Measure
+	// Procs are the pipeline processes, in order p1, p2, ...
+	Procs []Proc
+	// FaultFrom and FaultTo bound the fault in Unix seconds (FaultTo
+	// exclusive), for RedisDown and RateLimitDown; Before, During and
+	// After split the busy window there.
+	FaultFrom, FaultTo    int64
+	Before, During, After Phase
+	// QuotaWarnings counts the log lines in which the processes said the
+	// quota's service did not answer (the throttle logs one a minute at
+	// most per process).
+	QuotaWarnings int
+	// ProxyChunks counts the chunks the delaying proxy forwarded
+	// (RateLimitSlow).
+	ProxyChunks int64
+	// Problem says what went wrong with the harness or a process, if
+	// anything.
+	Problem string
+}
+
+// Proc is one pipeline process of a run.
+type Proc struct {
+	Name      string
+	Summary   Summary
+	SummaryOK bool
+	Outputs   Outputs
+	// Conserved: every generated element is in exactly one output.
+	Conserved bool
+	Elapsed   time.Duration
+}
+
+// Conserved reports whether every process of r accounted for each of its
+// elements exactly once.
+func (r Result) Conserved() bool {
+	if len(r.Procs) == 0 {
+		return false
+	}
+	for _, p := range r.Procs {
+		if !p.Conserved {
+			return false
+		}
+	}
+	return true
+}
+
+// bench holds what every scenario shares: the pipeline binary, the quota
+// services and the delaying proxy.
+type bench struct {
+	set    Settings
+	dir    string
+	bin    string
+	redis  *services.Redis     // the Redis quota
+	rlData *services.Redis     // the rate-limit service's own Redis
+	rl     *services.RateLimit // Envoy's rate-limit service
+	slow   *delayProxy         // to rl, late
+	log    io.Writer
+}
+
+// Run builds cmd/beamthrottle, starts redis-server and Envoy's rate-limit
+// service, runs the scenarios one after the other, and returns their
+// results. Progress goes to log. It needs the repository (RepoRoot), the go
+// command and redis-server.
+func Run(ctx context.Context, set Settings, scenarios []Scenario, log io.Writer) ([]Result, error) {
+	b := &bench{set: set.withDefaults(), log: log}
+	dir, err := os.MkdirTemp("", "quotabench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	b.dir = dir
+	root, err := services.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(log, "building cmd/beamthrottle...")
+	b.bin = filepath.Join(dir, "beamthrottle")
+	build := exec.CommandContext(ctx, "go", "build", "-o", b.bin, "./cmd/beamthrottle")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("quotabench: building cmd/beamthrottle: %v\n%s", err, out)
+	}
+	if b.redis, err = services.TryStartRedis(mkdir(dir, "redis")); err != nil {
+		return nil, err
+	}
+	defer b.redis.Kill()
+	if b.rlData, err = services.TryStartRedis(mkdir(dir, "redis-rl")); err != nil {
+		return nil, err
+	}
+	defer b.rlData.Kill()
+	fmt.Fprintln(log, "starting Envoy's rate-limit service (built on first use)...")
+	cfg := filepath.Join(root, "testdata", "ratelimit", "config")
+	if b.rl, err = services.TryStartRateLimit(b.rlData.Addr, cfg, mkdir(dir, "ratelimit")); err != nil {
+		return nil, err
+	}
+	defer b.rl.Kill()
+	if b.slow, err = startDelayProxy(b.rl.Addr, b.set.SlowDelay); err != nil {
+		return nil, err
+	}
+	defer b.slow.Close()
+
+	var results []Result
+	for _, sc := range scenarios {
+		if err := ctx.Err(); err != nil {
+			return results, err
+		}
+		fmt.Fprintf(log, "== %s: %s\n", sc.Name, sc.Title)
+		r := b.run(ctx, sc)
+		fmt.Fprintf(log, "   %s\n", r.line())
+		results = append(results, r)
+	}
+	return results, nil
+}
+
+// mkdir makes dir/name and returns it; an error shows when it is used.
+func mkdir(dir, name string) string {
+	d := filepath.Join(dir, name)
+	os.MkdirAll(d, 0o755)
+	return d
+}
+
+// line is a one-line account of r for the progress log.
+func (r Result) line() string {
+	m := r.Measure
+	s := fmt.Sprintf("accepted %d rejected %d waste %.2f%% utilisation %.1f%% over %d s; conserved %v",
+		m.Accepted, m.Rejected, 100*m.Waste, 100*m.Utilisation, m.BusySeconds, r.Conserved())
+	if r.Problem != "" {
+		s += "; " + r.Problem
+	}
+	return s
+}
+
+// run runs one scenario against a fresh quota server.
+func (b *bench) run(ctx context.Context, sc Scenario) Result {
+	set := b.set
+	r := Result{Scenario: sc, Elements: set.elements(sc), Rate: set.rate()}
+	var problems []string
+	problem := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	defer func() { r.Problem = strings.Join(problems, "; ") }()
+
+	srv, err := testserver.NewServer(testserver.Config{Quota: set.Capacity, Period: time.Second})
+	if err != nil {
+		problem("quota server: %v", err)
+		return r
+	}
+	defer srv.Close()
+	dir := mkdir(b.dir, sc.Name)
+
+	clients := make([]string, set.Processes)
+	procs := make([]*exec.Cmd, set.Processes)
+	stdouts := make([]*bytes.Buffer, set.Processes)
+	stderrs := make([]string, set.Processes)
+	deadline := set.duration(sc) + set.MaxWait + 3*time.Minute
+	pctx, cancel := context.WithTimeout(ctx, deadline)
+	defer cancel()
+	started := time.Now()
+	for i := range procs {
+		name := fmt.Sprintf("p%d", i+1)
+		clients[i] = name
+		stdouts[i] = new(bytes.Buffer)
+		stderrs[i] = filepath.Join(dir, name+".stderr")
+		errf, err := os.Create(stderrs[i])
+		if err != nil {
+			problem("%v", err)
+			return r
+		}
+		defer errf.Close()
+		cmd := exec.CommandContext(pctx, b.bin, b.args(sc, srv.Endpoint(), name, filepath.Join(dir, name)+"/")...)
+		cmd.Dir = dir
+		cmd.Stdout, cmd.Stderr = stdouts[i], errf
+		if err := cmd.Start(); err != nil {
+			problem("starting %s: %v", name, err)
+			return r
+		}
+		procs[i] = cmd
+	}
+	done := make(chan struct{})
+	waitErrs := make([]error, len(procs))
+	elapsed := make([]time.Duration, len(procs))
+	go func() {
+		defer close(done)
+		var wg sync.WaitGroup
+		for i, cmd := range procs {
+			wg.Go(func() {
+				waitErrs[i] = cmd.Wait()
+				elapsed[i] = time.Since(started)
+			})
+		}
+		wg.Wait()
+	}()
+
+	var compWG sync.WaitGroup
+	compCtx, stopComp := context.WithCancel(ctx)
+	defer stopComp()
+	if sc.Competitor > 0 {
+		compWG.Go(func() { compete(compCtx, srv.Endpoint(), sc.Competitor*float64(set.Capacity)) })
+	}
+
+	if sc.Fault == RedisDown || sc.Fault == RateLimitDown {
+		if err := b.fault(ctx, sc, srv.Handler, clients, done, &r); err != nil {
+			problem("fault: %v", err)
+		}
+	}
+	<-done
+	stopComp()
+	compWG.Wait()
+	if sc.Fault == RateLimitSlow {
+		r.ProxyChunks = b.slow.Chunks()
+	}
+
+	r.Measure = measure(srv.Handler.Stats(), clients, float64(set.Capacity))
+	if r.FaultFrom != 0 {
+		r.Before, r.During, r.After = phases(r.Measure, r.FaultFrom, r.FaultTo)
+	}
+	for i, name := range clients {
+		p := Proc{Name: name, Elapsed: elapsed[i]}
+		p.Summary, p.SummaryOK = parseSummary(stdouts[i].String())
+		if p.Outputs, err = countOutputs(filepath.Join(dir, name)); err != nil {
+			problem("%s outputs: %v", name, err)
+		}
+		p.Conserved = conserved(r.Elements, p.Summary, p.SummaryOK, p.Outputs)
+		if waitErrs[i] != nil {
+			problem("%s: %v (stderr: %s)", name, waitErrs[i], tail(stderrs[i]))
+		}
+		r.QuotaWarnings += countMatches(stderrs[i], "did not answer")
+		r.Procs = append(r.Procs, p)
+	}
+	return r
+}
+
+// args are the command-line flags of one pipeline process, as a user would
+// pass them.
+func (b *bench) args(sc Scenario, url, client, prefix string) []string {
+	set := b.set
+	a := []string{
+		fmt.Sprintf("--generate=%d", set.elements(sc)),
+		fmt.Sprintf("--generate_rate=%g", set.rate()),
+		"--url=" + url,
+		"--header=" + testserver.ClientHeader + ": " + client,
+		"--output_prefix=" + prefix,
+		"--max_wait=" + set.MaxWait.String(),
+		"--quota_backend=" + sc.Backend,
+	}
+	switch sc.Backend {
+	case "redis":
+		a = append(a, "--quota_address="+b.redis.Addr, "--quota_key=bench",
+			fmt.Sprintf("--quota_rate=%d/s", set.Capacity))
+	case "envoy":
+		addr := b.rl.Addr
+		if sc.Fault == RateLimitSlow {
+			addr = b.slow.Addr
+		}
+		a = append(a, "--quota_address="+addr, "--quota_key=bench",
+			"--quota_domain=beamthrottle", "--quota_descriptors=bench=shared")
+	}
+	if sc.Backend != "none" {
+		a = append(a, "--quota_fail="+sc.fail())
+	}
+	if sc.BatchInterval > 0 {
+		a = append(a, "--batch_interval="+sc.BatchInterval.String())
+	}
+	return a
+}
+
+// fault waits until every pipeline process calls the server, then, FaultAt
+// later, kills the scenario's service and restarts it FaultFor after that.
+func (b *bench) fault(ctx context.Context, sc Scenario, h *testserver.Handler, clients []string, done <-chan struct{}, r *Result) error {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for !allCalling(h.Stats(), clients) {
+		select {
+		case <-done:
+			return errors.New("the processes ended before all of them called the server")
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+	sleep := func(d time.Duration) error {
+		select {
+		case <-done:
+			return errors.New("the processes ended before the fault was over")
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(d):
+			return nil
+		}
+	}
+	if err := sleep(b.set.FaultAt); err != nil {
+		return err
+	}
+	kill, restart := b.redis.Kill, b.redis.TryRestart
+	if sc.Fault == RateLimitDown {
+		kill, restart = b.rl.Kill, b.rl.TryRestart
+	}
+	from := time.Now()
+	kill()
+	fmt.Fprintf(b.log, "   %s: killed\n", sc.Fault)
+	err := sleep(b.set.FaultFor)
+	if rerr := restart(); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	to := time.Now()
+	fmt.Fprintf(b.log, "   %s: restarted after %v\n", sc.Fault, to.Sub(from).Round(time.Millisecond))
+	r.FaultFrom, r.FaultTo = from.Unix(), to.Unix()+1
+	return err
+}
+
+// allCalling reports whether every client has called the server.
+func allCalling(st testserver.Stats, clients []string) bool {
+	for _, c := range clients {
+		n := st.Clients[c]
+		if n.Accepted+n.Rejected+n.Errors == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// compete is the uncontrolled client: it posts to url at rate per second,
+// evenly spaced, naming itself competitorName, until ctx is done, whatever
+// the answers. It returns when every request sent has been answered.
+func compete(ctx context.Context, url string, rate float64) {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 64
+	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	defer tr.CloseIdleConnections()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	begin := time.Now()
+	var sent int64
+	t := time.NewTicker(time.Duration(float64(time.Second) / rate))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			for due := int64(now.Sub(begin).Seconds() * rate); sent < due; sent++ {
+				wg.Go(func() {
+					req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"from":"competitor"}`))
+					if err != nil {
+						return
+					}
+					req.Header.Set("Content-Type", "application/json")
+					req.Header.Set(testserver.ClientHeader, competitorName)
+					resp, err := client.Do(req)
+					if err != nil {
+						return
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				})
+			}
+		}
+	}
+}
+
+// countMatches counts the lines of the file at path that contain s.
+func countMatches(path, s string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for line := range strings.Lines(string(b)) {
+		if strings.Contains(line, s) {
+			n++
+		}
+	}
+	return n
+}
+
+// tail is the end of the file at path, for error messages.
+func tail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	if len(b) > 600 {
+		b = b[len(b)-600:]
+	}
+	return string(b)
+}
