@@ -88,6 +88,7 @@ func ExampleLimiter() {
 	// Output:
 	// most requests rejected locally: true
 }
+
 // A shared quota written as a flag value, and the Quota of a pipeline that
 // has none: it grants every permit asked.
 func ExampleParseRate() {
