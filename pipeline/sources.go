@@ -14,7 +14,7 @@ import (
 
 func init() {
 	register.DoFn3x0[context.Context, []byte, func(Element)](&generateFn{})
-	register.DoFn3x0[context.Context, []byte, func(Element)](&tickFn{})
+	register.DoFn4x0[context.Context, beam.EventTime, []byte, func(Element)](&tickFn{})
 	register.DoFn2x0[string, func(Element)](&lineFn{})
 	register.Emitter1[Element]()
 }
@@ -41,14 +41,15 @@ func GenerateStream(s beam.Scope, n int, rate float64) beam.PCollection {
 	return beam.ParDo(s, &tickFn{PerTick: perTick}, impulses)
 }
 
-// tickFn turns a periodic impulse into PerTick synthetic elements; the
-// impulse's bytes are its tick time, which makes the elements unique.
+// tickFn turns a periodic impulse into PerTick synthetic elements, unique
+// by the tick's event time (unix milliseconds; the impulse's bytes are
+// empty) and their index in the tick.
 type tickFn struct{ PerTick int }
 
-func (f *tickFn) ProcessElement(ctx context.Context, tick []byte, emit func(Element)) {
+func (f *tickFn) ProcessElement(ctx context.Context, ts beam.EventTime, _ []byte, emit func(Element)) {
 	generatedCounter.Inc(ctx, int64(f.PerTick))
 	for i := range f.PerTick {
-		emit(Element{Data: fmt.Appendf(nil, `{"tick":"%x","i":%d}`, tick, i)})
+		emit(Element{Data: fmt.Appendf(nil, `{"tick":%d,"i":%d}`, ts.Milliseconds(), i)})
 	}
 }
 
