@@ -28,10 +28,7 @@ func TestKilledMidRunLosesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary; skipped with -short")
 	}
-	bin := filepath.Join(t.TempDir(), "beamthrottle")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 
 	var skew atomic.Int64
 	ps := pstest.NewServerWithAddress("127.0.0.1:0")
@@ -126,6 +123,16 @@ func TestKilledMidRunLosesNothing(t *testing.T) {
 		t.Errorf("subscription not empty after the second run: %d left, %v", len(left), err)
 	}
 	t.Logf("killed after %d calls; %d distinct payloads in the outputs, %d server calls in all", killedAt, len(seen), srv.Handler.Stats().Accepted)
+}
+
+// buildBinary builds the beamthrottle binary into a temporary directory.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "beamthrottle")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }
 
 func tail(b []byte) []byte {

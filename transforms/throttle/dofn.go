@@ -364,6 +364,12 @@ func (f *throttleFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Pr
 			// Runners keep timer times in milliseconds: round up, so the
 			// firing does not come before the slot it waits for.
 			next = fr.retryAt.Add(time.Millisecond - 1).Truncate(time.Millisecond)
+			// But no later than the first element's max wait runs out, so
+			// that a long postponement (a quota spent for the day) does not
+			// hold back the elements MaxWait would route.
+			if due := fr.expiryDue(); !due.IsZero() && due.Before(next) {
+				next = due
+			}
 		}
 		if !next.After(fr.fire) {
 			next = fr.fire.Add(time.Millisecond)
@@ -503,6 +509,27 @@ func (fr *firing) run(items []item) {
 	for inFlight > 0 {
 		collect(<-answers)
 	}
+}
+
+// expiryDue returns when the first element this firing leaves queued runs
+// out of MaxWait (just after), or the zero Time without MaxWait. Elements
+// behind those in the queue are newer; if the firing leaves none, it is one
+// MaxWait from now.
+func (fr *firing) expiryDue() time.Time {
+	f := fr.fn
+	if f.MaxWait <= 0 {
+		return time.Time{}
+	}
+	oldest := int64(0)
+	for _, it := range append(fr.rest[:len(fr.rest):len(fr.rest)], fr.requeue...) {
+		if it.Since != 0 && (oldest == 0 || it.Since < oldest) {
+			oldest = it.Since
+		}
+	}
+	if oldest == 0 {
+		return fr.now().Add(f.MaxWait)
+	}
+	return time.Unix(0, oldest).Add(f.MaxWait + time.Millisecond).Truncate(time.Millisecond).Add(time.Millisecond)
 }
 
 // decide asks the policy about the next of remaining elements, after a
