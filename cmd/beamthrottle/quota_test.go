@@ -8,55 +8,77 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/beamthrottle/beamthrottle/internal/services"
 	"github.com/beamthrottle/beamthrottle/pipeline"
 )
 
 // TestSharedQuotaAcrossProcesses: three pipeline processes, each on its own
-// Prism, share one quota in a real Redis. The quota is 50 a day, so the
-// verdict does not depend on the machine's speed: exactly 50 of their 120
-// elements succeed in all, and each process accounts for every one of its
-// elements (the rest wait out --max_wait).
+// Prism, share one quota, kept by a real Redis (GCRA) or by Envoy's real
+// rate-limit service. The quota is 50 a day, so the verdict does not depend
+// on the machine's speed: exactly 50 of their 120 elements succeed in all,
+// and each process accounts for every one of its elements (the rest wait
+// out --max_wait).
 func TestSharedQuotaAcrossProcesses(t *testing.T) {
 	const procs, n, quota = 3, 40, 50
 	bin := buildBinary(t)
-	rd := services.StartRedis(t)
-	out := t.TempDir()
-	var wg sync.WaitGroup
-	errs := make([]error, procs)
-	logs := make([][]byte, procs)
-	for p := range procs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cmd := exec.Command(bin, fmt.Sprintf("--generate=%d", n), "--caller=echo", "--groups=2",
-				"--quota_backend=redis", "--quota_address="+rd.Addr, fmt.Sprintf("--quota_rate=%d/24h", quota),
-				fmt.Sprintf("--quota_burst=%d", quota), "--quota_key=across-processes", "--max_wait=5s",
-				fmt.Sprintf("--output_prefix=%s/p%d/", out, p))
-			logs[p], errs[p] = cmd.CombinedOutput()
-		}()
-	}
-	wg.Wait()
-	success := 0
-	for p := range procs {
-		if errs[p] != nil {
-			t.Fatalf("process %d: %v\n%s", p, errs[p], tail(logs[p]))
-		}
-		all := 0
-		for _, outcome := range []string{pipeline.OutSuccess, pipeline.OutClientThrottled, pipeline.OutServerThrottled, pipeline.OutErrors} {
-			k := countLines(t, filepath.Join(out, fmt.Sprintf("p%d", p), outcome+"-*.jsonl"))
-			all += k
-			if outcome == pipeline.OutSuccess {
-				success += k
+	tests := []struct {
+		name  string
+		flags func(t *testing.T) []string
+	}{
+		{"redis", func(t *testing.T) []string {
+			rd := services.StartRedis(t)
+			return []string{"--quota_backend=redis", "--quota_address=" + rd.Addr,
+				fmt.Sprintf("--quota_rate=%d/24h", quota), fmt.Sprintf("--quota_burst=%d", quota)}
+		}},
+		{"envoy", func(t *testing.T) []string {
+			// testdata/ratelimit/config: key=<--quota_key>, 50 a day. The
+			// service's day ends at midnight UTC: stay clear of it.
+			if left := time.Until(time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)); left < 2*time.Minute {
+				t.Logf("waiting %v for the service's day window to end", left)
+				time.Sleep(left + time.Second)
 			}
-		}
-		if all != n {
-			t.Errorf("process %d: %d lines in its outputs, want its %d elements", p, all, n)
-		}
+			rl := services.StartRateLimit(t, services.StartRedis(t).Addr, services.RateLimitConfig(t))
+			return []string{"--quota_backend=envoy", "--quota_address=" + rl.Addr, "--quota_domain=beamthrottle"}
+		}},
 	}
-	if success != quota {
-		t.Errorf("%d successes across %d processes, want the quota's %d", success, procs, quota)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			flags := tc.flags(t)
+			out := t.TempDir()
+			var wg sync.WaitGroup
+			errs := make([]error, procs)
+			logs := make([][]byte, procs)
+			for p := range procs {
+				wg.Go(func() {
+					args := append([]string{fmt.Sprintf("--generate=%d", n), "--caller=echo", "--groups=2",
+						"--quota_key=across-processes", "--max_wait=5s", fmt.Sprintf("--output_prefix=%s/p%d/", out, p)}, flags...)
+					logs[p], errs[p] = exec.Command(bin, args...).CombinedOutput()
+				})
+			}
+			wg.Wait()
+			success := 0
+			for p := range procs {
+				if errs[p] != nil {
+					t.Fatalf("process %d: %v\n%s", p, errs[p], tail(logs[p]))
+				}
+				all := 0
+				for _, outcome := range []string{pipeline.OutSuccess, pipeline.OutClientThrottled, pipeline.OutServerThrottled, pipeline.OutErrors} {
+					k := countLines(t, filepath.Join(out, fmt.Sprintf("p%d", p), outcome+"-*.jsonl"))
+					all += k
+					if outcome == pipeline.OutSuccess {
+						success += k
+					}
+				}
+				if all != n {
+					t.Errorf("process %d: %d lines in its outputs, want its %d elements", p, all, n)
+				}
+			}
+			if success != quota {
+				t.Errorf("%d successes across %d processes, want the quota's %d", success, procs, quota)
+			}
+		})
 	}
 }
 

@@ -24,6 +24,18 @@ type Quota interface {
 	Take(ctx context.Context, key string, n int, now time.Time) (Grant, error)
 }
 
+// Windowed is implemented by a [Quota] that counts permits in fixed windows
+// (Envoy's rate-limit service). The permits it grants lapse at the end of
+// their window: the service does not count them in the next one, so a
+// caller that spent them later could exceed the quota there. A caller asks
+// for no more than it can send before WindowEnd, and drops what it has left
+// at that time.
+type Windowed interface {
+	// WindowEnd returns when the window holding now ends for key, or the
+	// zero Time if that is not known yet.
+	WindowEnd(key string, now time.Time) time.Time
+}
+
 // Grant is the answer of [Quota.Take].
 type Grant struct {
 	// Granted is the number of permits granted, from 0 to the number asked.

@@ -536,7 +536,8 @@ func (fr *firing) expiryDue() time.Time {
 // permit of the shared quota, if there is one: without a permit the element
 // is postponed until the quota has more. The permits asked for at once are
 // what the policy would send until the end of the firing's wait (Budgeter),
-// at most the elements remaining.
+// or of the quota's window if it ends sooner, at most the elements
+// remaining.
 func (fr *firing) decide(now time.Time, inFlight, remaining int, deadline time.Time) adaptive.Decision {
 	f := fr.fn
 	if f.pool == nil {
@@ -547,6 +548,9 @@ func (fr *firing) decide(now time.Time, inFlight, remaining int, deadline time.T
 		until := deadline
 		if wait := now.Add(firingWait(f.BatchInterval)); wait.After(until) {
 			until = wait
+		}
+		if end := f.pool.windowEnd(now); !end.IsZero() && end.Before(until) {
+			until = end // the permits lapse then
 		}
 		if n := b.Budget(now, until); n >= 0 {
 			want = min(want, max(n, 1))

@@ -146,6 +146,7 @@ var (
 	quotaLimited  = beam.NewCounter(Namespace, "ratelimit-throttled")      // round trips that granted fewer
 	quotaErrors   = beam.NewCounter(Namespace, "ratelimit-rpc-errors")     // round trips that failed or timed out
 	quotaPermits  = beam.NewCounter(Namespace, "ratelimit-permits")        // permits granted
+	quotaLapsed   = beam.NewCounter(Namespace, "ratelimit-permits-lapsed") // permits unspent at the end of their window
 )
 
 // Metric names of the shared quota.
@@ -155,19 +156,23 @@ const (
 	MetricQuotaLimited  = "ratelimit-throttled"
 	MetricQuotaErrors   = "ratelimit-rpc-errors"
 	MetricQuotaPermits  = "ratelimit-permits"
+	MetricQuotaLapsed   = "ratelimit-permits-lapsed"
 )
 
 // permitPool holds the permits a worker took from the shared quota and has
 // not spent yet, for all the groups of a transform on the worker: a firing
 // that needs a permit takes one from the pool, and asks the quota for a
 // batch when the pool is empty. Permits left over by one firing are spent by
-// the next, of any group, so none is lost.
+// the next, of any group, so none is lost; except with a quota counted in
+// fixed windows (adaptive.Windowed), whose permits lapse at the end of their
+// window.
 type permitPool struct {
 	cfg QuotaConfig
 	q   adaptive.Quota
 
 	mu      sync.Mutex
 	have    int       // permits granted and not spent
+	lapse   time.Time // when they lapse; zero if never
 	retryAt time.Time // the quota said: no permits before then
 	logged  time.Time // last error logged (one line a minute at most)
 }
@@ -179,6 +184,10 @@ type permitPool struct {
 func (p *permitPool) permit(ctx context.Context, now time.Time, want int, retry time.Duration) (ok bool, retryAt time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.have > 0 && !p.lapse.IsZero() && !now.Before(p.lapse) {
+		quotaLapsed.Inc(ctx, int64(p.have))
+		p.have = 0
+	}
 	if p.have > 0 {
 		p.have--
 		return true, time.Time{}
@@ -217,7 +226,17 @@ func (p *permitPool) permit(ctx context.Context, now time.Time, want int, retry 
 		return false, p.retryAt
 	}
 	p.have = g.Granted - 1
+	p.lapse = p.windowEnd(now)
 	return true, time.Time{}
+}
+
+// windowEnd returns when permits granted at now lapse, or the zero Time if
+// they do not (or it is not known yet).
+func (p *permitPool) windowEnd(now time.Time) time.Time {
+	if w, ok := p.q.(adaptive.Windowed); ok {
+		return w.WindowEnd(p.cfg.Key, now)
+	}
+	return time.Time{}
 }
 
 // unspend returns a permit reserved by permit and not used.

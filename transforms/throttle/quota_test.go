@@ -1,7 +1,9 @@
 package throttle
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -110,6 +112,50 @@ func TestSharedQuotaUnreachable(t *testing.T) {
 				t.Errorf("%s = 0, want the failed round trips", MetricQuotaErrors)
 			}
 		})
+	}
+}
+
+// TestPermitsLapse: permits from a quota counted in fixed windows (Envoy's
+// service, 60 a second for bench=shared) lapse at the end of their window,
+// and the pool asks again; within the window it spends what it holds.
+func TestPermitsLapse(t *testing.T) {
+	rd := services.StartRedis(t)
+	rls := services.StartRateLimit(t, rd.Addr, services.RateLimitConfig(t))
+	cfg := QuotaConfig{Backend: EnvoyQuota, Addr: rls.Addr, Key: "lapse-" + uuid.NewString(), Domain: "beamthrottle", Descriptors: "bench=shared"}
+	q, err := cfg.newQuota()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.(io.Closer).Close()
+	p := &permitPool{cfg: cfg, q: q}
+	ctx := context.Background()
+	now := time.Now()
+	end := now.Truncate(time.Second).Add(time.Second)
+	steps := []struct {
+		at        time.Time
+		want      int
+		have      int // left in the pool afterwards
+		lapse     time.Time
+		askedMore bool // a round trip
+	}{
+		{now, 10, 9, end, true},
+		{now.Add(time.Millisecond), 10, 8, end, false},
+		{end.Add(-time.Millisecond), 10, 7, end, false},
+		{end, 5, 4, end.Add(time.Second), true}, // the 7 lapsed
+	}
+	for i, s := range steps {
+		before := p.lapse
+		ok, _ := p.permit(ctx, s.at, s.want, time.Second)
+		if !ok {
+			t.Fatalf("step %d: no permit", i)
+		}
+		// A round trip that grants sets when its permits lapse.
+		if asked := !p.lapse.Equal(before); asked != s.askedMore {
+			t.Errorf("step %d: asked the service %v, want %v", i, asked, s.askedMore)
+		}
+		if p.have != s.have || !p.lapse.Equal(s.lapse) {
+			t.Errorf("step %d: %d permits lapsing at %v, want %d at %v", i, p.have, p.lapse, s.have, s.lapse)
+		}
 	}
 }
 

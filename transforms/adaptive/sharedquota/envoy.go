@@ -65,30 +65,37 @@ type EnvoyConfig struct {
 	DialOptions []grpc.DialOption
 }
 
+// MaxChunks is the most chunks, each a copy of the descriptor, one Take asks
+// for in one request; see [Envoy].
+const MaxChunks = 64
+
 // DefaultRetry is how long [Envoy] waits after a refusal whose answer does
 // not say when the limit resets.
 const DefaultRetry = time.Second
 
 // Envoy is a [adaptive.Quota] kept by Envoy's rate-limit service, asked over
-// gRPC (RLS v3 ShouldRateLimit) with the domain and one descriptor from the
-// config and hits_addend = the number of permits asked. The service counts
-// permits in fixed windows of its configured unit (second, minute, hour,
-// day) and answers all or nothing.
+// gRPC (RLS v3 ShouldRateLimit) with the domain and the descriptor from the
+// config. The service counts hits in fixed windows of its configured unit
+// (second, minute, hour, day), aligned on the clock.
 //
-// How a batch uses it. The reference service adds hits_addend to the
-// window's counter even when it refuses the request, so after one refusal
-// the counter is past the limit and every later request in that window is
-// refused too: asking again with fewer permits (halving) cannot succeed and
-// only inflates the counter. So Take asks once and never retries. On
-// OVER_LIMIT it grants nothing and sets RetryAt from duration_until_reset,
-// the start of the next window; until then it answers 0 for that key
-// without a round trip. To lose as little as possible to refusals it asks
-// for no more than the service said was left (limit_remaining) in the
-// current window, and never for more than the limit (requests_per_unit),
-// learnt from earlier answers for the same key: a batch larger than that is
-// granted in part. What can still be lost is the remainder of a window when
-// another client spent it meanwhile: fewer permits than one batch per
-// window, so keep batches small next to the limit per window.
+// How a batch uses it. The service answers each descriptor of a request all
+// or nothing, and adds the hits to the window's counter even when it refuses
+// them, so a single ask for more than is left would be refused and spend the
+// window's remainder for everyone. Take therefore asks for a batch in chunks,
+// in one round trip: the request repeats the descriptor once per chunk (at
+// most [MaxChunks] times) with hits_addend = the chunk's size. The service
+// adds the chunks to the counter in order, so the chunks it grants are a
+// prefix, and Take grants their sum: all of the batch, or what was left of
+// the window, to within one chunk. A batch of up to MaxChunks permits is
+// granted to the permit. The chunks the service refuses are counted too, but
+// only once the window is spent.
+//
+// Take also asks for no more than the limit per window (requests_per_unit)
+// or than the last answer said was left of the current window
+// (limit_remaining), both learnt from earlier answers for the same key; and
+// once a window is spent it grants nothing until the window ends
+// (duration_until_reset), without a round trip. The permits of a window
+// lapse at its end: Envoy is an [adaptive.Windowed], and WindowEnd says when.
 //
 // A descriptor that matches no limit in the service's configuration is
 // granted in full. Envoy is safe for concurrent use. Create it with
@@ -102,11 +109,12 @@ type Envoy struct {
 	known map[string]window // what the last answer for a key said
 }
 
-// window is what an answer said about a key's limit.
+// window is what answers said about a key's limit.
 type window struct {
-	limit     int       // requests_per_unit, the most one window grants; 0 if unknown
-	end       time.Time // when the current window ends
-	remaining int       // permits left in it when the answer came
+	limit     int           // requests_per_unit, the most one window grants; 0 if unknown
+	period    time.Duration // the length of a window (the limit's unit); 0 if unknown
+	end       time.Time     // when the current window ends
+	remaining int           // permits left in it when the answer came
 }
 
 // NewEnvoy returns an Envoy quota for cfg, or an error beginning
@@ -163,18 +171,16 @@ func (e *Envoy) Take(ctx context.Context, key string, n int, now time.Time) (ada
 		ask = min(ask, w.remaining)
 	}
 
-	resp, err := e.client.ShouldRateLimit(ctx, e.request(key, ask))
+	size := (ask + MaxChunks - 1) / MaxChunks // the smallest chunk that asks in MaxChunks or fewer
+	chunks := ask / size
+	resp, err := e.client.ShouldRateLimit(ctx, e.request(key, chunks, size))
 	if err != nil {
-		return adaptive.Grant{}, wrap(ctx, err, "envoy: taking %d for %q", ask, key)
+		return adaptive.Grant{}, wrap(ctx, err, "envoy: taking %d for %q", chunks*size, key)
 	}
-	var g adaptive.Grant
-	switch resp.GetOverallCode() {
-	case rlsv3.RateLimitResponse_OK:
-		g.Granted = ask
-	case rlsv3.RateLimitResponse_OVER_LIMIT:
-	default:
-		return adaptive.Grant{}, fmt.Errorf("sharedquota: envoy: taking %d for %q: overall code %v", ask, key, resp.GetOverallCode())
+	if code := resp.GetOverallCode(); code != rlsv3.RateLimitResponse_OK && code != rlsv3.RateLimitResponse_OVER_LIMIT {
+		return adaptive.Grant{}, fmt.Errorf("sharedquota: envoy: taking %d for %q: overall code %v", chunks*size, key, code)
 	}
+	g := adaptive.Grant{Granted: granted(resp.GetStatuses(), size, n)}
 	w = e.learn(key, resp, now)
 	if g.Granted < n {
 		switch {
@@ -189,8 +195,27 @@ func (e *Envoy) Take(ctx context.Context, key string, n int, now time.Time) (ada
 	return g, nil
 }
 
-// request builds the RLS request for ask permits for key.
-func (e *Envoy) request(key string, ask int) *rlsv3.RateLimitRequest {
+// granted returns the permits granted by an answer to chunks of size
+// permits: the sum of the chunks before the first refused, or n if no chunk
+// matched a limit.
+func granted(statuses []*rlsv3.RateLimitResponse_DescriptorStatus, size, n int) int {
+	ok, limited := 0, false
+	for _, s := range statuses {
+		if s.GetCode() != rlsv3.RateLimitResponse_OK {
+			return ok * size
+		}
+		ok++
+		limited = limited || s.GetCurrentLimit() != nil
+	}
+	if !limited && ok > 0 {
+		return n // no limit: unlimited
+	}
+	return ok * size
+}
+
+// request builds the RLS request for chunks of size permits for key: the
+// descriptor once per chunk, with hits_addend = size.
+func (e *Envoy) request(key string, chunks, size int) *rlsv3.RateLimitRequest {
 	entries := make([]*ratelimitv3.RateLimitDescriptor_Entry, 0, len(e.cfg.Entries)+1)
 	for _, en := range e.cfg.Entries {
 		entries = append(entries, &ratelimitv3.RateLimitDescriptor_Entry{Key: en.Key, Value: en.Value})
@@ -198,48 +223,37 @@ func (e *Envoy) request(key string, ask int) *rlsv3.RateLimitRequest {
 	if e.cfg.KeyEntry != "" {
 		entries = append(entries, &ratelimitv3.RateLimitDescriptor_Entry{Key: e.cfg.KeyEntry, Value: key})
 	}
-	return &rlsv3.RateLimitRequest{
-		Domain:      e.cfg.Domain,
-		Descriptors: []*ratelimitv3.RateLimitDescriptor{{Entries: entries}},
-		HitsAddend:  uint32(ask),
+	ds := make([]*ratelimitv3.RateLimitDescriptor, chunks)
+	for i := range ds {
+		ds[i] = &ratelimitv3.RateLimitDescriptor{Entries: entries}
 	}
+	return &rlsv3.RateLimitRequest{Domain: e.cfg.Domain, Descriptors: ds, HitsAddend: uint32(size)}
 }
 
 // learn records what resp says about key's limit and current window, and
-// returns it. With several limited descriptors, the smallest limit counts,
-// and a refusal lasts until the last refusing window resets.
+// returns it. The statuses are for copies of one descriptor (see request).
 func (e *Envoy) learn(key string, resp *rlsv3.RateLimitResponse, now time.Time) window {
-	var w window
-	var overEnd, okEnd time.Time
-	okRemaining := math.MaxInt
+	w := window{remaining: math.MaxInt}
 	for _, s := range resp.GetStatuses() {
 		lim := s.GetCurrentLimit()
 		if lim == nil { // no limit matched: unlimited
 			continue
 		}
-		if per := int(min(lim.GetRequestsPerUnit(), math.MaxInt32)); per > 0 && (w.limit == 0 || per < w.limit) {
-			w.limit = per
+		w.limit = int(min(lim.GetRequestsPerUnit(), math.MaxInt32))
+		w.period = unitPeriod(lim.GetUnit())
+		if d := s.GetDurationUntilReset(); d != nil {
+			// The reference service counts whole seconds of its clock: its
+			// window ends d after the start of the current second.
+			w.end = now.Truncate(time.Second).Add(d.AsDuration())
 		}
-		if s.GetDurationUntilReset() == nil {
-			continue
-		}
-		end := now.Add(s.GetDurationUntilReset().AsDuration())
+		left := int(s.GetLimitRemaining())
 		if s.GetCode() == rlsv3.RateLimitResponse_OVER_LIMIT {
-			if end.After(overEnd) {
-				overEnd = end
-			}
-			continue
+			left = 0
 		}
-		if okEnd.IsZero() || end.Before(okEnd) {
-			okEnd = end
-		}
-		okRemaining = min(okRemaining, int(s.GetLimitRemaining()))
+		w.remaining = min(w.remaining, left)
 	}
-	switch {
-	case !overEnd.IsZero():
-		w.end, w.remaining = overEnd, 0
-	case !okEnd.IsZero():
-		w.end, w.remaining = okEnd, okRemaining
+	if w.limit == 0 {
+		w = window{}
 	}
 	e.mu.Lock()
 	if w == (window{}) {
@@ -249,6 +263,48 @@ func (e *Envoy) learn(key string, resp *rlsv3.RateLimitResponse, now time.Time) 
 	}
 	e.mu.Unlock()
 	return w
+}
+
+// unitPeriod returns the length of a limit's window, as the reference
+// service counts it (a month is 30 days, a year 365), or 0 if unknown.
+func unitPeriod(u rlsv3.RateLimitResponse_RateLimit_Unit) time.Duration {
+	const day = 24 * time.Hour
+	switch u {
+	case rlsv3.RateLimitResponse_RateLimit_SECOND:
+		return time.Second
+	case rlsv3.RateLimitResponse_RateLimit_MINUTE:
+		return time.Minute
+	case rlsv3.RateLimitResponse_RateLimit_HOUR:
+		return time.Hour
+	case rlsv3.RateLimitResponse_RateLimit_DAY:
+		return day
+	case rlsv3.RateLimitResponse_RateLimit_WEEK:
+		return 7 * day
+	case rlsv3.RateLimitResponse_RateLimit_MONTH:
+		return 30 * day
+	case rlsv3.RateLimitResponse_RateLimit_YEAR:
+		return 365 * day
+	}
+	return 0
+}
+
+// WindowEnd returns when the service's window holding now ends for key: the
+// end an answer gave for the current window, or the next multiple of the
+// limit's unit since the Unix epoch (the reference service aligns its
+// windows so). It returns the zero Time before an answer for key said what
+// its limit is, or if no limit matched.
+func (e *Envoy) WindowEnd(key string, now time.Time) time.Time {
+	e.mu.Lock()
+	w := e.known[key]
+	e.mu.Unlock()
+	switch {
+	case now.Before(w.end):
+		return w.end
+	case w.period > 0:
+		p := int64(w.period / time.Second)
+		return time.Unix((now.Unix()/p+1)*p, 0)
+	}
+	return time.Time{}
 }
 
 // Close closes the connection to the service.

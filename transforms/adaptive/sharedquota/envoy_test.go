@@ -133,16 +133,33 @@ func TestEnvoyGrants(t *testing.T) {
 		},
 		{
 			// A second client that knows nothing asks for more than is left:
-			// refused, all or nothing, and the service counts the refused
-			// hits (the window is spent for everyone). Its next Take is
-			// answered without asking, so the count does not grow.
-			name: "refusal", cfg: byKey, quotas: 2,
-			steps: []step{{0, 8, 8, false}, {1, 3, 0, true}, {1, 1, 0, true}},
+			// granted what is left (its chunks of one permit each are granted
+			// in order until the window is spent), and the service counts
+			// the refused chunk too. Its next Take is answered without
+			// asking, so the count does not grow.
+			name: "partial grant", cfg: byKey, quotas: 2,
+			steps: []step{{0, 8, 8, false}, {1, 3, 2, true}, {1, 1, 0, true}},
 			over:  true,
 		},
 		{
+			// Before it knows the limit, a client asks for all of a batch
+			// larger than the limit and is granted the limit.
 			name: "more than the limit", cfg: byKey, quotas: 1,
-			steps: []step{{0, 50, 0, true}},
+			steps: []step{{0, 50, 10, true}, {0, 1, 0, true}},
+			over:  true,
+		},
+		{
+			// Chunks of 2 (100 permits in 50 chunks, MaxChunks 64): the
+			// limit of 10 is granted in 5 chunks.
+			name: "chunks of two", cfg: byKey, quotas: 1,
+			steps: []step{{0, 100, 10, true}},
+			over:  true,
+		},
+		{
+			// Chunks of 2 again, and 3 left: one chunk is granted, and the
+			// last permit of the window is lost to the refused chunk.
+			name: "chunk larger than what is left", cfg: byKey, quotas: 2,
+			steps: []step{{0, 7, 7, false}, {1, 100, 2, true}},
 			over:  true,
 		},
 		{
@@ -201,10 +218,10 @@ func TestEnvoySharedKey(t *testing.T) {
 	if total > dayLimit {
 		t.Errorf("granted %d in all, want at most %d", total, dayLimit)
 	}
-	// Each client asks for 1 or 2; a refusal spends the window's rest,
-	// less than one ask.
-	if total < dayLimit-1 {
-		t.Errorf("granted %d in all, want at least %d", total, dayLimit-1)
+	// Each client asks for 1 or 2 permits in chunks of 1: the window is
+	// spent to the permit.
+	if total != dayLimit {
+		t.Errorf("granted %d in all, want %d", total, dayLimit)
 	}
 }
 
@@ -331,5 +348,40 @@ func TestTakeNothing(t *testing.T) {
 				t.Errorf("%T.Take(%d) = %+v, %v; want nothing, nil", q, n, g, err)
 			}
 		}
+	}
+}
+
+// TestEnvoyWindowEnd: the window's end is unknown until an answer names the
+// limit, then it is the end the service gave, and later ones follow on the
+// limit's unit, aligned on the Unix epoch.
+func TestEnvoyWindowEnd(t *testing.T) {
+	rl := startRateLimit(t)
+	q := newEnvoy(t, sharedquota.EnvoyConfig{Addr: rl.Addr, Domain: domain, KeyEntry: dayEntry})
+	perSecond := newEnvoy(t, sharedquota.EnvoyConfig{Addr: rl.Addr, Domain: domain, Entries: []sharedquota.Entry{{"bench", "shared"}}, KeyEntry: "key"})
+	now := time.Now()
+	if end := q.WindowEnd("window", now); !end.IsZero() {
+		t.Errorf("WindowEnd before any answer = %v, want zero", end)
+	}
+	for _, tc := range []struct {
+		name string
+		q    *sharedquota.Envoy
+		end  time.Time // of the window holding now
+		unit time.Duration
+	}{
+		{"day", q, dayEnd(now), 24 * time.Hour},
+		{"second", perSecond, now.Truncate(time.Second).Add(time.Second), time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := tc.q.Take(context.Background(), "window", 1, now); err != nil {
+				t.Fatal(err)
+			}
+			if got := tc.q.WindowEnd("window", now); !got.Equal(tc.end) {
+				t.Errorf("WindowEnd(now) = %v, want %v", got, tc.end)
+			}
+			later := tc.end.Add(2*tc.unit + tc.unit/2)
+			if got, want := tc.q.WindowEnd("window", later), tc.end.Add(3*tc.unit); !got.Equal(want) {
+				t.Errorf("WindowEnd(%v) = %v, want %v", later, got, want)
+			}
+		})
 	}
 }

@@ -16,8 +16,9 @@ import (
 
 // Redis and Envoy are Quotas.
 var (
-	_ adaptive.Quota = (*sharedquota.Redis)(nil)
-	_ adaptive.Quota = (*sharedquota.Envoy)(nil)
+	_ adaptive.Quota    = (*sharedquota.Redis)(nil)
+	_ adaptive.Quota    = (*sharedquota.Envoy)(nil)
+	_ adaptive.Windowed = (*sharedquota.Envoy)(nil)
 )
 
 // newRedis returns a Redis quota over the server at addr, closed when t ends.
