@@ -46,9 +46,9 @@ func parseSummary(stdout string) (s Summary, ok bool) {
 
 // Outputs counts the lines of a process's output files.
 type Outputs struct {
-	// Lines counts them all, Distinct the distinct inputs among them.
-	// The streaming generator repeats its payloads from tick to tick, so
-	// Distinct is only informative.
+	// Lines counts them all, Distinct the distinct inputs among them (the
+	// generator's payloads are unique, so a duplicate shows as Distinct <
+	// Lines).
 	Lines, Distinct int
 	// ByOutcome counts the lines per output (success, client_throttled,
 	// ...), from the files' names.
@@ -109,12 +109,11 @@ func eachLine(path string, fn func([]byte) error) error {
 // conserved reports whether a process of want generated elements
 // accounted for each exactly once: its summary says so and adds up, and
 // its output files hold want lines, as many per output as the summary
-// counts. (The streaming generator's payloads are not unique, so distinct
-// inputs cannot tell a duplicate from a twin.)
+// counts, each a distinct payload.
 func conserved(want int, s Summary, ok bool, o Outputs) bool {
 	return ok && s.AccountedFor && !s.Mismatch && s.Total == int64(want) &&
 		s.Success+s.ClientThrottled+s.ServerThrottled+s.Errors == s.Total &&
-		o.Lines == want &&
+		o.Lines == want && o.Distinct == want &&
 		int64(o.ByOutcome["success"]) == s.Success &&
 		int64(o.ByOutcome["client_throttled"]) == s.ClientThrottled &&
 		int64(o.ByOutcome["server_throttled"]) == s.ServerThrottled &&

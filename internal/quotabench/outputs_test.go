@@ -83,7 +83,7 @@ func TestCountOutputs(t *testing.T) {
 
 func TestConserved(t *testing.T) {
 	good := Summary{Success: 3, ClientThrottled: 1, Total: 4, AccountedFor: true}
-	files := Outputs{Lines: 4, ByOutcome: map[string]int{"success": 3, "client_throttled": 1}}
+	files := Outputs{Lines: 4, Distinct: 4, ByOutcome: map[string]int{"success": 3, "client_throttled": 1}}
 	tests := []struct {
 		name string
 		s    Summary
@@ -96,7 +96,8 @@ func TestConserved(t *testing.T) {
 		{"summary without the accounted-for line", Summary{Success: 3, ClientThrottled: 1, Total: 4}, true, files, false},
 		{"a line missing", good, true, Outputs{Lines: 3, ByOutcome: map[string]int{"success": 3}}, false},
 		{"a line in the wrong output", good, true, Outputs{Lines: 4, ByOutcome: map[string]int{"success": 4}}, false},
-		{"a line too many", good, true, Outputs{Lines: 5, ByOutcome: map[string]int{"success": 4, "client_throttled": 1}}, false},
+		{"a line too many", good, true, Outputs{Lines: 5, Distinct: 4, ByOutcome: map[string]int{"success": 4, "client_throttled": 1}}, false},
+		{"a payload twice, one missing", good, true, Outputs{Lines: 4, Distinct: 3, ByOutcome: map[string]int{"success": 3, "client_throttled": 1}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -92,8 +92,7 @@ func WriteReport(w io.Writer, h Header, results []Result) error {
 		"competitor got), over the whole seconds in which every process was calling. Target ≥ %s.\n", pct(MinUtilisation))
 	p("- **Conservation**: each process's summary says all its generated elements were accounted for, its outcomes add " +
 		"up to the elements generated, and its output files hold exactly that many lines, as many per output as the " +
-		"summary counts. (This run predates unique payloads from the streaming generator, so distinct payloads were " +
-		"not checked.)\n\n")
+		"summary counts, each line a distinct payload (the generator's payloads are unique).\n\n")
 	if h.Plot != "" {
 		p("![accepted and rejected per second, per scenario](%s)\n\n", h.Plot)
 	}
@@ -157,10 +156,11 @@ func WriteReport(w io.Writer, h Header, results []Result) error {
 	p("- With a competitor, the configured quota (the capacity) is above what is left: the shared quota lets the " +
 		"processes try for more than they can get, and the adaptive throttle on top finds the rest from the 429s, " +
 		"which costs rejections. The 1 %% waste target is the shared quota's alone; it is shown here for comparison.\n")
-	p("- Envoy's service counts in fixed windows aligned on the clock (here a second), answers all or nothing, and " +
-		"counts refused hits too (see sharedquota.Envoy): a batch that asks for more than another process left loses " +
-		"that window's remainder, and a refused process waits for the next window. Two windows' permits can also be " +
-		"spent on either side of a window's edge, which a token bucket of one second rejects in part.\n")
+	p("- Envoy's service counts in fixed windows aligned on the clock (here a second), answers each descriptor all " +
+		"or nothing, and counts refused hits too. A firing therefore asks for its batch in chunks, one copy of the " +
+		"descriptor each, in one request, and is granted the chunks that fit (see sharedquota.Envoy); it asks for no " +
+		"more than it can send before the window ends, and what it has left then lapses. A process refused waits " +
+		"for the next window, which starts on the service's second.\n")
 	p("- Fail open: while the service is down each process sends limited by its adaptive throttle alone. Fail closed: " +
 		"no permit, no call; elements wait in their groups and those older than `--max_wait` go to client_throttled. " +
 		"The outage's seconds are whole seconds, so \"during\" includes the seconds of the kill and of the restart.\n\n")

@@ -41,7 +41,8 @@ func ExampleRedis() {
 
 // Envoy's rate-limit service, with the limit in its configuration under the
 // domain "beamthrottle" and the descriptor (quota=translate): a batch is
-// granted all or nothing.
+// granted what the service's current window has left, and the permits lapse
+// when the window ends.
 func ExampleEnvoy() {
 	entries, err := sharedquota.ParseEntries("quota=translate")
 	if err != nil {
@@ -64,7 +65,7 @@ func ExampleEnvoy() {
 		log.Print(err)
 		return
 	}
-	fmt.Println(g.Granted, "granted; ask again at", g.RetryAt)
+	fmt.Println(g.Granted, "granted; ask again at", g.RetryAt, "; spend them before", q.WindowEnd("translate", time.Now()))
 }
 
 func ExampleParseEntries() {
