@@ -86,32 +86,39 @@ func TestSharedQuota(t *testing.T) {
 	}
 }
 
-// TestSharedQuotaUnreachable: with the quota's service down, failing open
-// sends everything (the adaptive throttle alone limits it) and counts the
-// errors; failing closed postpones everything until the max wait.
+// TestSharedQuotaUnreachable: with the quota's service down (Redis, or
+// Envoy's rate-limit service, killed), failing open sends everything (the
+// adaptive throttle alone limits it) and counts the errors; failing closed
+// postpones everything until the max wait.
 func TestSharedQuotaUnreachable(t *testing.T) {
 	const n = 40
 	rd := services.StartRedis(t)
-	addr := rd.Addr
+	rls := services.StartRateLimit(t, rd.Addr, services.RateLimitConfig(t))
+	rls.Kill()
 	rd.Kill()
-	for _, tc := range []struct {
-		open   bool
-		wantOK int64
-	}{
-		{open: true, wantOK: n},
-		{open: false, wantOK: 0},
+	for _, backend := range []QuotaConfig{
+		{Backend: RedisQuota, Addr: rd.Addr, Rate: "10/s"},
+		{Backend: EnvoyQuota, Addr: rls.Addr, Domain: "beamthrottle"},
 	} {
-		t.Run(fmt.Sprintf("fail open %v", tc.open), func(t *testing.T) {
-			q := QuotaConfig{Backend: RedisQuota, Addr: addr, Key: "down", Rate: "10/s", FailOpen: tc.open,
-				Timeout: 200 * time.Millisecond}
-			ok, res := quotaRun(t, n, q)
-			if ok != tc.wantOK {
-				t.Errorf("success %d, want %d", ok, tc.wantOK)
-			}
-			if got := counter(t, res, MetricQuotaErrors); got == 0 {
-				t.Errorf("%s = 0, want the failed round trips", MetricQuotaErrors)
-			}
-		})
+		for _, tc := range []struct {
+			open   bool
+			wantOK int64
+		}{
+			{open: true, wantOK: n},
+			{open: false, wantOK: 0},
+		} {
+			t.Run(fmt.Sprintf("%s fail open %v", backend.Backend, tc.open), func(t *testing.T) {
+				q := backend
+				q.Key, q.FailOpen, q.Timeout = "down", tc.open, 200*time.Millisecond
+				ok, res := quotaRun(t, n, q)
+				if ok != tc.wantOK {
+					t.Errorf("success %d, want %d", ok, tc.wantOK)
+				}
+				if got := counter(t, res, MetricQuotaErrors); got == 0 {
+					t.Errorf("%s = 0, want the failed round trips", MetricQuotaErrors)
+				}
+			})
+		}
 	}
 }
 
