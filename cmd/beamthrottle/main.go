@@ -54,9 +54,9 @@ func main() {
 // and its --help: the pipeline's flags by group, then Beam's.
 func defineFlags(fs *flag.FlagSet) (*pipeline.Options, *bool) {
 	opts := pipeline.RegisterFlags(fs)
-	demo := fs.Bool("demo", false, "Run the local demo: an embedded quota server on loopback, generated input, outputs under out/.")
+	wantDemo := fs.Bool("demo", false, "Run the local demo: an embedded quota server on loopback, generated input, outputs under out/.")
 	fs.Usage = func() { usage(fs.Output(), fs, append(pipeline.FlagGroups(), demoGroup)) }
-	return opts, demo
+	return opts, wantDemo
 }
 
 // runPipeline runs one pipeline for o, counting in p (nil for none): it
