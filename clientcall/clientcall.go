@@ -9,24 +9,14 @@
 //
 // Beam serialises DoFns as JSON of their exported fields, so callers are
 // named struct types configured through exported fields and registered with
-// beam.RegisterType; runtime handles (HTTP clients, connections) live in
+// beam.RegisterType (package transforms/throttle registers this package's
+// types, so that this package does not import Beam); runtime handles (HTTP clients, connections) live in
 // unexported fields built by [Setupper.Setup] and released by
 // [Teardowner.Teardown]. [HTTP] is a ready caller for HTTP APIs and [Echo] a
 // no-op caller for benchmarks and examples.
 package clientcall
 
-import (
-	"context"
-	"reflect"
-
-	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-)
-
-func init() {
-	beam.RegisterType(reflect.TypeOf((*HTTP)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*Echo)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*StatusClassifier)(nil)).Elem())
-}
+import "context"
 
 // Caller calls the user's API for one request and returns its response.
 //

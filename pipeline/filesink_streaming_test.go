@@ -58,7 +58,7 @@ func TestStreamingAcksOnlyWrittenLines(t *testing.T) {
 			defer cancel()
 			done := make(chan error, 1)
 			go func() {
-				_, err := Run(ctx, o, nil, 0)
+				_, err := Run(ctx, o, nil)
 				done <- err
 			}()
 

@@ -94,6 +94,7 @@ type Options struct {
 	ParkedTopic      string // parked messages ("" = files under OutputPrefix)
 
 	reprocessRun string // set by Reprocess: its dead letters carry it (AttrReprocessRun)
+	progress     string // set by Run: the ID of the run's Progress
 }
 
 // throttleOptions turns Options into transform options.
@@ -220,7 +221,7 @@ func Build(s beam.Scope, o Options) (Outputs, error) {
 		in = ReadFiles(s, o.Input)
 	case o.Subscription != "":
 		var err error
-		if in, err = readSubscription(s, o); err != nil {
+		if in, err = readSubscription(s, o.readConfig()); err != nil {
 			return Outputs{}, err
 		}
 	default:
@@ -261,10 +262,10 @@ func throttleAndWrite(s beam.Scope, in beam.PCollection, o Options, extraErrors,
 		errs = beam.Flatten(s, append([]beam.PCollection{errs}, extraErrors...)...)
 	}
 	res := Outputs{
-		Success:         beam.ParDo(s, resultLine, out.Success),
-		ClientThrottled: beam.ParDo(s, failureLine, out.ClientThrottled),
-		ServerThrottled: beam.ParDo(s, failureLine, out.ServerThrottled),
-		Errors:          beam.ParDo(s, failureLine, errs),
+		Success:         beam.ParDo(s, &resultLineFn{Progress: o.progress}, out.Success),
+		ClientThrottled: beam.ParDo(s, &failureLineFn{Progress: o.progress}, out.ClientThrottled),
+		ServerThrottled: beam.ParDo(s, &failureLineFn{Progress: o.progress}, out.ServerThrottled),
+		Errors:          beam.ParDo(s, &failureLineFn{Progress: o.progress}, errs),
 	}
 	// Every output is written to files; an outcome that also goes to a topic
 	// counts as done (its message acknowledged) once published, otherwise
@@ -283,7 +284,7 @@ func throttleAndWrite(s beam.Scope, in beam.PCollection, o Options, extraErrors,
 			done = done[:1]
 		}
 		msgs := beam.ParDo(s, &deadLetterFn{Pipeline: o.Name, Run: o.reprocessRun}, beam.Flatten(s, dead...))
-		published, err := publish(s.Scope("DeadLetter"), o, o.DeadLetterTopic, msgs)
+		published, err := publish(s.Scope("DeadLetter"), o.publishConfig(o.DeadLetterTopic), o.files(), msgs)
 		if err != nil {
 			return Outputs{}, fmt.Errorf("--dead_letter_topic: %w", err)
 		}
@@ -292,13 +293,13 @@ func throttleAndWrite(s beam.Scope, in beam.PCollection, o Options, extraErrors,
 		done = append(done, written[OutClientThrottled], written[OutServerThrottled])
 	}
 	if o.SuccessTopic != "" {
-		published, err := publish(s.Scope("Success"), o, o.SuccessTopic, beam.ParDo(s, resultToMessage, out.Success))
+		published, err := publish(s.Scope("Success"), o.publishConfig(o.SuccessTopic), o.files(), beam.ParDo(s, resultToMessage, out.Success))
 		if err != nil {
 			return Outputs{}, fmt.Errorf("--success_topic: %w", err)
 		}
 		done[0] = published
 	}
-	if err := ackDone(s, o, append(done, extraDone...)); err != nil {
+	if err := ackDone(s, o.ackConfig(), append(done, extraDone...)); err != nil {
 		return Outputs{}, fmt.Errorf("--subscription: %w", err)
 	}
 	return res, nil

@@ -87,14 +87,22 @@ func baseOptions(t *testing.T) Options {
 
 func run(t *testing.T, o Options) Summary {
 	t.Helper()
+	sum, _ := runCounted(t, o)
+	return sum
+}
+
+// runCounted is run, also returning the run's Progress counts.
+func runCounted(t *testing.T, o Options) (Summary, map[string]int64) {
+	t.Helper()
 	if err := o.Validate(); err != nil {
 		t.Fatalf("invalid options: %v", err)
 	}
-	sum, err := Run(context.Background(), o, nil, 0)
+	p := NewProgress(nil, 0)
+	sum, err := Run(context.Background(), o, p)
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	return sum
+	return sum, p.Counts()
 }
 
 // readLines reads all lines of <prefix><name>-*.jsonl.
@@ -385,7 +393,7 @@ func TestPublishFailureFailsRun(t *testing.T) {
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Run(context.Background(), o, nil, 0)
+	_, err := Run(context.Background(), o, nil)
 	if err == nil {
 		t.Fatal("run succeeded with the Pub/Sub emulator stopped")
 	}

@@ -3,11 +3,14 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle"
 )
 
 // TestProgressCountsEachOutputOnce runs pipelines whose elements reach every
@@ -79,9 +82,16 @@ func TestProgressCountsEachOutputOnce(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			o := baseOptions(t)
 			tc.setup(t, &o)
-			sum := run(t, o)
-			progress := Progress()
-			line := ProgressLine(-1)
+			p := NewProgress(nil, 0)
+			if err := o.Validate(); err != nil {
+				t.Fatalf("invalid options: %v", err)
+			}
+			sum, err := Run(context.Background(), o, p)
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			progress := p.Counts()
+			line := p.Line(-1)
 			summary := map[string]int64{OutSuccess: sum.Success, OutClientThrottled: sum.ClientThrottled,
 				OutServerThrottled: sum.ServerThrottled, OutErrors: sum.Errors, OutParked: sum.Parked}
 			var total int64
@@ -102,5 +112,52 @@ func TestProgressCountsEachOutputOnce(t *testing.T) {
 				t.Errorf("progress counts %d elements, summary %d", total, sum.Total())
 			}
 		})
+	}
+}
+
+// TestProgressConcurrentRuns: two runs at once in one process (Prism runs
+// both in it) count apart, each in its own Progress.
+func TestProgressConcurrentRuns(t *testing.T) {
+	throttle.AvoidPrismSplits() // before the runs: they then only read the flag
+	tests := []struct {
+		caller string
+		n      int
+	}{
+		{"echo", 60},      // all success
+		{"always429", 40}, // all client or server throttled
+	}
+	progress := make([]*Progress, len(tests))
+	sums := make([]Summary, len(tests))
+	errs := make([]error, len(tests))
+	var wg sync.WaitGroup
+	for i, tc := range tests {
+		o := baseOptions(t)
+		o.Generate, o.Caller = tc.n, tc.caller
+		if err := o.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		progress[i] = NewProgress(nil, 0)
+		wg.Go(func() { sums[i], errs[i] = Run(context.Background(), o, progress[i]) })
+	}
+	wg.Wait()
+	for i, tc := range tests {
+		if errs[i] != nil {
+			t.Fatalf("%s run: %v", tc.caller, errs[i])
+		}
+		got := progress[i].Counts()
+		want := map[string]int64{OutSuccess: sums[i].Success, OutClientThrottled: sums[i].ClientThrottled,
+			OutServerThrottled: sums[i].ServerThrottled, OutErrors: sums[i].Errors, OutParked: sums[i].Parked}
+		if !maps.Equal(got, want) {
+			t.Errorf("%s run: progress %v, want the summary's %v", tc.caller, got, want)
+		}
+		if sums[i].Total() != int64(tc.n) {
+			t.Errorf("%s run: summary accounts for %d elements, want %d", tc.caller, sums[i].Total(), tc.n)
+		}
+	}
+	if s := progress[0].Counts()[OutSuccess]; s != int64(tests[0].n) {
+		t.Errorf("echo run: %d successes, want %d", s, tests[0].n)
+	}
+	if s := progress[1].Counts()[OutSuccess]; s != 0 {
+		t.Errorf("always429 run: %d successes, want 0", s)
 	}
 }

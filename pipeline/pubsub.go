@@ -176,49 +176,67 @@ func (o Options) project() string {
 	return "beamthrottle-local"
 }
 
-// readSubscription is the Pub/Sub source: PCollection<Element>.
-func readSubscription(s beam.Scope, o Options) (beam.PCollection, error) {
-	msgs, err := pubsubio.TryRead(s, pubsubio.ReadConfig{
+// readConfig is the Pub/Sub source's configuration in o: its subscription,
+// acknowledged by ackDone once the outputs are written.
+func (o Options) readConfig() pubsubio.ReadConfig {
+	return pubsubio.ReadConfig{
 		Project:      o.project(),
 		Subscription: o.Subscription,
 		Endpoint:     o.pubsubEndpoint(),
 		IdleTimeout:  o.IdleTimeout,
-		ManualAck:    true, // acknowledged by ackDone once the outputs are written
-	})
+		ManualAck:    true,
+	}
+}
+
+// publishConfig is the configuration in o of publishing to topic.
+func (o Options) publishConfig(topic string) pubsubio.PublishConfig {
+	return pubsubio.PublishConfig{Project: o.project(), Topic: topic, Endpoint: o.pubsubEndpoint(), Timeout: o.PublishTimeout}
+}
+
+// ackConfig is the configuration in o of acknowledging the messages of its
+// subscription (none when o.Subscription is "").
+func (o Options) ackConfig() pubsubio.AckConfig {
+	return pubsubio.AckConfig{Project: o.project(), Subscription: o.Subscription, Endpoint: o.pubsubEndpoint()}
+}
+
+// fileSink is where a step writes the lines of an output: files under
+// Prefix, written with WriteLines' Options.
+type fileSink struct {
+	Prefix  string
+	Options []WriteOption
+}
+
+// files is the file sink of o.
+func (o Options) files() fileSink { return fileSink{Prefix: o.OutputPrefix, Options: o.writeOptions()} }
+
+// readSubscription is the Pub/Sub source: PCollection<Element>.
+func readSubscription(s beam.Scope, cfg pubsubio.ReadConfig) (beam.PCollection, error) {
+	msgs, err := pubsubio.TryRead(s, cfg)
 	if err != nil {
 		return beam.PCollection{}, fmt.Errorf("--subscription: %w", err)
 	}
 	return beam.ParDo(s, messageToElement, msgs), nil
 }
 
-// publish writes msgs to topic and sends the messages Pub/Sub can never
-// accept to the error file sink. It returns, as PCollection<string>, the
-// ack IDs of the messages now durably written: published, or refused and
-// written to the errors files.
-func publish(s beam.Scope, o Options, topic string, msgs beam.PCollection) (beam.PCollection, error) {
-	rejected, published, err := pubsubio.TryPublishAcked(s, pubsubio.PublishConfig{
-		Project:  o.project(),
-		Topic:    topic,
-		Endpoint: o.pubsubEndpoint(),
-		Timeout:  o.PublishTimeout,
-	}, msgs)
+// publish writes msgs as cfg says and sends the messages Pub/Sub can never
+// accept to the errors files of rejected. It returns, as
+// PCollection<string>, the ack IDs of the messages now durably written:
+// published, or refused and written to the errors files.
+func publish(s beam.Scope, cfg pubsubio.PublishConfig, rejected fileSink, msgs beam.PCollection) (beam.PCollection, error) {
+	refused, published, err := pubsubio.TryPublishAcked(s, cfg, msgs)
 	if err != nil {
 		return beam.PCollection{}, err
 	}
-	beam.ParDo0(s, &countFn{Name: "dead_letter_rejected"}, rejected)
-	written := WriteLines(s, o.OutputPrefix, OutErrors, beam.ParDo(s, rejectedLine, rejected), o.writeOptions()...)
+	beam.ParDo0(s, &countFn{Name: "dead_letter_rejected"}, refused)
+	written := WriteLines(s, rejected.Prefix, OutErrors, beam.ParDo(s, rejectedLine, refused), rejected.Options...)
 	return beam.Flatten(s, published, written), nil
 }
 
 // ackDone acknowledges the messages whose outputs are written (ack IDs in
-// the done PCollections), when the source is a subscription.
-func ackDone(s beam.Scope, o Options, done []beam.PCollection) error {
-	if o.Subscription == "" || len(done) == 0 {
+// the done PCollections), when there is a subscription to acknowledge.
+func ackDone(s beam.Scope, cfg pubsubio.AckConfig, done []beam.PCollection) error {
+	if cfg.Subscription == "" || len(done) == 0 {
 		return nil
 	}
-	return pubsubio.TryAck(s.Scope("Ack"), pubsubio.AckConfig{
-		Project:      o.project(),
-		Subscription: o.Subscription,
-		Endpoint:     o.pubsubEndpoint(),
-	}, beam.Flatten(s, done...))
+	return pubsubio.TryAck(s.Scope("Ack"), cfg, beam.Flatten(s, done...))
 }

@@ -73,15 +73,15 @@ func Reprocess(s beam.Scope, o Options) (Outputs, error) {
 	if o.Subscription == "" {
 		return Outputs{}, fmt.Errorf("--subscription: reprocessing reads the dead-letter subscription; none given")
 	}
-	in, err := readSubscription(s, o)
+	in, err := readSubscription(s, o.readConfig())
 	if err != nil {
 		return Outputs{}, err
 	}
 	o.reprocessRun = uuid.NewString()
-	again, parked, malformed := beam.ParDo3(s, &parkFn{MaxTotalAttempts: o.MaxTotalAttempts, Run: o.reprocessRun}, in)
+	again, parked, malformed := beam.ParDo3(s, &parkFn{MaxTotalAttempts: o.MaxTotalAttempts, Run: o.reprocessRun, Progress: o.progress}, in)
 	var parkedDone beam.PCollection
 	if o.ParkedTopic != "" {
-		if parkedDone, err = publish(s, o, o.ParkedTopic, beam.ParDo(s, parkedMessage, parked)); err != nil {
+		if parkedDone, err = publish(s, o.publishConfig(o.ParkedTopic), o.files(), beam.ParDo(s, parkedMessage, parked)); err != nil {
 			return Outputs{}, fmt.Errorf("--parked_topic: %w", err)
 		}
 	} else {
@@ -93,11 +93,17 @@ func Reprocess(s beam.Scope, o Options) (Outputs, error) {
 // parkFn splits reprocessed elements: those to try again, those past the
 // attempt cap (parked) and those whose attempts attribute is malformed. It
 // counts the messages read, and apart from them the messages this run
-// dead-lettered itself and reads again (their AttrReprocessRun is Run).
+// dead-lettered itself and reads again (their AttrReprocessRun is Run), and
+// counts the parked ones, and those read again, in the run's Progress.
 type parkFn struct {
 	MaxTotalAttempts int
 	Run              string
+	Progress         string // the ID of the run's Progress
+
+	p *Progress
 }
+
+func (f *parkFn) Setup() { f.p = lookupProgress(f.Progress) }
 
 func (f *parkFn) ProcessElement(ctx context.Context, e Element, again, parked func(Element), malformed func(throttle.Record)) {
 	if f.Run != "" && e.Attributes[AttrReprocessRun] == f.Run {
@@ -105,13 +111,13 @@ func (f *parkFn) ProcessElement(ctx context.Context, e Element, again, parked fu
 		// outcome attribute) was not its last: it moves to the new one.
 		prev := outputOf(throttle.Outcome(e.Attributes[AttrOutcome]))
 		rereadCounters[prev].Inc(ctx, 1)
-		addProgress(prev, -1)
+		f.p.add(prev, -1)
 	} else {
 		reprocessedCounter.Inc(ctx, 1)
 	}
 	switch {
 	case e.Attempts < 0:
-		malformedCounter.Inc(ctx, 1) // progress: counted by formatRecord
+		malformedCounter.Inc(ctx, 1) // progress: counted by failureLineFn
 		malformed(throttle.Record{
 			Input:   mustJSON(Element{Data: e.Data, MessageID: e.MessageID, AckID: e.AckID}),
 			Error:   fmt.Sprintf("pipeline: dead-letter message %s has a malformed %q attribute %q", e.MessageID, AttrAttempts, e.Attributes[AttrAttempts]),
@@ -119,7 +125,7 @@ func (f *parkFn) ProcessElement(ctx context.Context, e Element, again, parked fu
 		})
 	case e.Attempts >= f.MaxTotalAttempts:
 		parkedCounter.Inc(ctx, 1)
-		addProgress(OutParked, 1)
+		f.p.add(OutParked, 1)
 		parked(e)
 	default:
 		again(e)
@@ -213,6 +219,6 @@ func (f *payloadCheckFn) ProcessElement(ctx context.Context, e Element, ok func(
 		ok(e)
 		return
 	}
-	badInputCounter.Inc(ctx, 1) // progress: counted by formatRecord
+	badInputCounter.Inc(ctx, 1) // progress: counted by failureLineFn
 	bad(throttle.Record{Input: mustJSON(e), Error: msg, Outcome: throttle.OutcomeError})
 }

@@ -52,8 +52,7 @@ func TestReprocessOwnDeadLetters(t *testing.T) {
 			o.PubSubHost = ps.Addr
 			o.MaxTotalAttempts = 3
 			tc.setup(t, &o)
-			sum := run(t, o)
-			progress := Progress()
+			sum, progress := runCounted(t, o)
 
 			if sum.Reprocessed != n || sum.Total() != n || sum.Success != 0 {
 				t.Errorf("summary %+v: want %d messages read and accounted for, none successful", sum, n)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
-	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
@@ -15,37 +13,23 @@ import (
 )
 
 // Run builds the pipeline for o and runs it on the runner chosen by Beam's
-// --runner flag (default prism; see throttle.AvoidPrismSplits), printing a progress line to progressOut
-// every progressEvery while it runs (nil or 0 for none). It returns the
-// run's Summary.
-func Run(ctx context.Context, o Options, progressOut io.Writer, progressEvery time.Duration) (Summary, error) {
-	p, s := beam.NewPipelineWithRoot()
+// --runner flag (default prism; see throttle.AvoidPrismSplits). While it
+// runs, p (nil for none) counts the elements written per output and writes
+// its progress line (see Progress); it returns the run's Summary.
+func Run(ctx context.Context, o Options, p *Progress) (Summary, error) {
+	detach := p.attach(&o)
+	defer detach()
+	pl, s := beam.NewPipelineWithRoot()
 	if _, err := Build(s, o); err != nil {
 		return Summary{}, err
 	}
-	resetProgress()
 	total := int64(o.Generate)
 	if total == 0 {
 		total = -1
 	}
-	if progressOut != nil && progressEvery > 0 {
-		done := make(chan struct{})
-		defer close(done)
-		go func() {
-			t := time.NewTicker(progressEvery)
-			defer t.Stop()
-			for {
-				select {
-				case <-done:
-					return
-				case <-t.C:
-					fmt.Fprintln(progressOut, ProgressLine(total))
-				}
-			}
-		}()
-	}
+	defer p.report(total)()
 	throttle.AvoidPrismSplits()
-	res, err := beamx.RunWithMetrics(ctx, p)
+	res, err := beamx.RunWithMetrics(ctx, pl)
 	if err != nil {
 		return Summary{}, fmt.Errorf("pipeline: run: %w", err)
 	}

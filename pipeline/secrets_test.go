@@ -146,6 +146,8 @@ func TestSecretsNeverLeak(t *testing.T) {
 	}
 
 	logs, stop := captureLogs(t)
+	prog := NewProgress(nil, 0)
+	defer prog.attach(o)()
 	p, s := beam.NewPipelineWithRoot()
 	_, err := Build(s, *o)
 	var res beam.PipelineResult
@@ -162,7 +164,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	sum := SummaryFrom(res)
 	var table strings.Builder
 	sum.WriteTable(&table, n)
-	haystacks["summary"] = table.String() + ProgressLine(n)
+	haystacks["summary"] = table.String() + prog.Line(n)
 	var metrics strings.Builder
 	all := res.Metrics().AllMetrics()
 	for _, c := range all.Counters() {

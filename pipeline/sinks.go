@@ -3,7 +3,6 @@ package pipeline
 import (
 	"encoding/json"
 	"reflect"
-	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -15,8 +14,6 @@ import (
 func init() {
 	register.Function1x2[Result, string, error](formatResult)
 	register.Function1x2[throttle.Record, string, error](formatRecord)
-	register.Function1x2[Result, Line, error](resultLine)
-	register.Function1x2[throttle.Record, Line, error](failureLine)
 	register.Emitter1[string]()
 	register.Emitter1[Line]()
 	beam.RegisterType(reflect.TypeOf((*Line)(nil)).Elem())
@@ -66,7 +63,6 @@ type resultJSON struct {
 // "input_encoding":"base64" or "response_encoding":"base64", as failure
 // records do; without that key a string is the bytes themselves.
 func formatResult(r Result) (string, error) {
-	addProgress(OutSuccess, 1)
 	j := resultJSON{MessageID: r.Input.MessageID}
 	j.Input, j.Encoding = textOrBase64(r.Input.Data)
 	if json.Valid(r.Response) && utf8.Valid(r.Response) {
@@ -89,7 +85,6 @@ func formatResult(r Result) (string, error) {
 // tool), with the original payload as input, the attempts of earlier runs
 // added to attempts, and the Pub/Sub message ID when there is one.
 func formatRecord(r throttle.Record) (string, error) {
-	addProgress(outputOf(r.Outcome), 1)
 	r, e := unwrapRecord(r)
 	b, err := json.Marshal(recordLine{Record: r, MessageID: e.MessageID})
 	return string(b), err
@@ -145,26 +140,4 @@ func outputOf(o throttle.Outcome) string {
 		return OutServerThrottled
 	}
 	return OutErrors
-}
-
-// progress counts elements formatted per output in this process, for the
-// progress line of local runs (Prism runs the workers in-process; on
-// Dataflow the Beam counters in the job UI play this part). Each element is
-// counted once, in one place: a success in formatResult, a failure record
-// in formatRecord (whichever step made it: the throttle, the payload check,
-// the malformed dead-letter check), a parked message in parkFn.
-var progress = map[string]*atomic.Int64{
-	OutSuccess: {}, OutClientThrottled: {}, OutServerThrottled: {}, OutErrors: {}, OutParked: {},
-}
-
-func resetProgress() {
-	for _, c := range progress {
-		c.Store(0)
-	}
-}
-
-func addProgress(name string, n int64) {
-	if c, ok := progress[name]; ok {
-		c.Add(n)
-	}
 }

@@ -142,32 +142,3 @@ func (s Summary) WriteTable(w io.Writer, want int64) {
 		}
 	}
 }
-
-// ProgressLine describes the elements done so far in this process.
-func ProgressLine(total int64) string {
-	var done int64
-	parts := make([]string, 0, len(progress))
-	for _, name := range []string{OutSuccess, OutClientThrottled, OutServerThrottled, OutErrors, OutParked} {
-		n := progress[name].Load()
-		done += n
-		if n != 0 || name != OutParked {
-			parts = append(parts, fmt.Sprintf("%s=%d", name, n))
-		}
-	}
-	if total > 0 {
-		return fmt.Sprintf("progress: %d/%d done (%.0f%%) %s", done, total, 100*float64(done)/float64(total), strings.Join(parts, " "))
-	}
-	return fmt.Sprintf("progress: %d done %s", done, strings.Join(parts, " "))
-}
-
-// Progress returns the elements done so far per output in this process
-// (success, client_throttled, server_throttled, errors, parked), as the
-// progress line counts them. Local runs only: on a distributed runner the
-// workers are other processes and the Beam counters are the source.
-func Progress() map[string]int64 {
-	out := make(map[string]int64, len(progress))
-	for name, c := range progress {
-		out[name] = c.Load()
-	}
-	return out
-}

@@ -19,29 +19,6 @@ func TestMain(m *testing.M) {
 	ptest.MainWithDefault(m, "prism")
 }
 
-// TestDemo runs the make-run demo end to end on a smaller input: both runs,
-// the dead-letter round trip, and the accounting check it ends with.
-func TestDemo(t *testing.T) {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	o := pipeline.RegisterFlags(fs)
-	if err := fs.Parse(nil); err != nil {
-		t.Fatal(err)
-	}
-	o.Generate = 800
-	o.OutputPrefix = t.TempDir() + "/"
-	t.Chdir(t.TempDir())
-	var out bytes.Buffer
-	if err := runDemo(context.Background(), *o, &out, os.Stderr); err != nil {
-		t.Fatalf("demo: %v\n%s", err, out.String())
-	}
-	for _, want := range []string{"== run 1: 800 elements", "throttled payloads are on the dead-letter topic",
-		"reprocess the dead-letter subscription", "all 800 original elements accounted for exactly once"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("demo output lacks %q:\n%s", want, out.String())
-		}
-	}
-}
-
 // TestRejectsBadFlags: wrong flag values are rejected at start with a
 // message naming the flag.
 func TestRejectsBadFlags(t *testing.T) {
@@ -84,7 +61,7 @@ func TestRejectsBadFlags(t *testing.T) {
 			if err := fs.Parse(tc.args); err != nil {
 				t.Fatal(err)
 			}
-			_, err := runPipeline(context.Background(), *o, &bytes.Buffer{}, &bytes.Buffer{})
+			_, err := runPipeline(context.Background(), *o, nil, &bytes.Buffer{}, &bytes.Buffer{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got %v, want an error naming %s", err, tc.want)
 			}
@@ -107,7 +84,7 @@ func TestRejectsUnknownRunner(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Chdir(t.TempDir())
-	_, err := runPipeline(context.Background(), *o, &bytes.Buffer{}, &bytes.Buffer{})
+	_, err := runPipeline(context.Background(), *o, nil, &bytes.Buffer{}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), `--runner: no runner "nosuchrunner"`) || !strings.Contains(err.Error(), "dataflow") {
 		t.Errorf("got %v, want an error naming --runner and listing the runners", err)
 	}

@@ -154,7 +154,7 @@ func measure(ctx context.Context, o pipeline.Options, srv *testserver.Server, wa
 			}
 		}
 	}()
-	sum, err := pipeline.Run(ctx, o, nil, 0)
+	sum, err := pipeline.Run(ctx, o, nil)
 	close(stop)
 	<-done
 	if err != nil {

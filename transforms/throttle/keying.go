@@ -36,8 +36,8 @@ type batch struct {
 }
 
 // keyFn gives each element a group key and gathers elements per key into
-// batches, so that the stateful step pays one bag write per batch instead of
-// one per element.
+// batches, so that the stateful step pays one state write (a Queue map entry)
+// per batch instead of one per element.
 type keyFn struct {
 	Groups      int
 	KeyFunc     userValue

@@ -34,7 +34,9 @@ func AvoidPrismSplits() bool {
 	default:
 		return false
 	}
-	*jobopts.Experiments = withExperiment(*jobopts.Experiments, PrismNoSplitExperiment)
+	if exps := withExperiment(*jobopts.Experiments, PrismNoSplitExperiment); exps != *jobopts.Experiments {
+		*jobopts.Experiments = exps // only once: concurrent runs then only read it
+	}
 	return true
 }
 

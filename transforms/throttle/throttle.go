@@ -3,10 +3,13 @@
 //
 // Adaptive spreads the input over throttle groups, buffers each group in
 // Beam state and, every batch interval, calls the user's caller for up to a
-// batch of elements. Before each call it computes the SRE adaptive-throttling
-// rejection probability p = max(0, (requests − K·accepts) / (requests + 1))
-// for the group (package adaptive) and rejects the element locally with
-// probability p. Every input element ends in exactly one of four outputs:
+// batch of elements. How many it sends depends on the mode (package
+// adaptive): the default, paced (adaptive.ModePaced), spaces the calls at a
+// rate that follows the backend's answers and postpones the others to their
+// slot; the SRE mode (adaptive.ModeSRE) computes the rejection probability
+// p = max(0, (requests − K·accepts) / (requests + 1)) for the group before
+// each call and rejects the element locally with probability p. Every input
+// element ends in exactly one of four outputs:
 //
 //	                       ┌─▶ Success          (caller's response)
 //	input ─▶ key ─▶ buffer ┼─▶ ClientThrottled  (Record: rejected locally, no call made)

@@ -1,4 +1,4 @@
-package main
+package livebench
 
 import (
 	"context"
@@ -14,14 +14,14 @@ import (
 	"github.com/beamthrottle/beamthrottle/testserver"
 )
 
-// settings are the command's flags that shape every run.
-type settings struct {
-	duration   time.Duration // streaming runs' source
-	competitor float64       // competitor's rate, × the quota's
+// Settings shape every run: cmd/livebench's -duration and -competitor.
+type Settings struct {
+	Duration   time.Duration // how long the source of a streaming run emits
+	Competitor float64       // the competitor's rate, × the quota's
 }
 
 // runOne runs scenario sc in mode in real time and measures it.
-func runOne(ctx context.Context, sc scenario, mode string, set settings) (Result, error) {
+func runOne(ctx context.Context, sc scenario, mode string, set Settings) (Result, error) {
 	cfg := sc.server
 	if cfg.Mode == testserver.FixedWindow {
 		// Windows start when the handler is made: on a whole second, the
@@ -51,14 +51,14 @@ func runOne(ctx context.Context, sc scenario, mode string, set settings) (Result
 
 // options sets the pipeline's flags for sc as a user would: the flag
 // defaults, with the source, the URL, the mode and the scenario's flags.
-func options(sc scenario, mode string, srv *testserver.Server, set settings) (pipeline.Options, error) {
+func options(sc scenario, mode string, srv *testserver.Server, set Settings) (pipeline.Options, error) {
 	fs := flag.NewFlagSet("livebench", flag.ContinueOnError)
 	o := pipeline.RegisterFlags(fs)
 	args := []string{"--url=" + srv.Endpoint(), "--throttle_mode=" + mode}
 	if sc.bounded() {
 		args = append(args, fmt.Sprintf("--generate=%d", sc.elements))
 	} else {
-		d := sc.runFor(set.duration)
+		d := sc.runFor(set.Duration)
 		args = append(args, fmt.Sprintf("--generate=%d", int(sc.rate*d.Seconds())), fmt.Sprintf("--generate_rate=%g", sc.rate))
 	}
 	for _, f := range []struct {
@@ -88,9 +88,10 @@ func options(sc scenario, mode string, srv *testserver.Server, set settings) (pi
 
 // runBounded runs a bounded input to its end.
 func runBounded(ctx context.Context, sc scenario, o pipeline.Options, srv *testserver.Server) (Result, error) {
-	stop := reportClientThrottled(srv)
+	p := pipeline.NewProgress(nil, 0)
+	stop := reportClientThrottled(srv, p)
 	began := time.Now()
-	sum, err := pipeline.Run(ctx, o, nil, 0)
+	sum, err := pipeline.Run(ctx, o, p)
 	elapsed := time.Since(began)
 	stop()
 	if err != nil {
@@ -102,18 +103,19 @@ func runBounded(ctx context.Context, sc scenario, o pipeline.Options, srv *tests
 // runStreaming runs a streaming source for its duration, with the
 // scenario's change and competitor, and measures the seconds the source
 // emitted in. serverStart is when the server (and its windows) started.
-func runStreaming(ctx context.Context, sc scenario, o pipeline.Options, srv *testserver.Server, set settings, serverStart time.Time) (Result, error) {
-	d := sc.runFor(set.duration)
+func runStreaming(ctx context.Context, sc scenario, o pipeline.Options, srv *testserver.Server, set Settings, serverStart time.Time) (Result, error) {
+	d := sc.runFor(set.Duration)
 	q := sc.quotaRate()
 	steps := []rateStep{{at: serverStart, rate: q}}
 	var changeAt time.Time
 	var mu sync.Mutex // guards steps and changeAt
 
-	stopReports := reportClientThrottled(srv)
+	p := pipeline.NewProgress(nil, 0)
+	stopReports := reportClientThrottled(srv, p)
 	cctx, stopCompetitor := context.WithCancel(ctx)
 	var competing sync.WaitGroup
 	if sc.competitor {
-		competing.Go(func() { compete(cctx, srv.Endpoint(), set.competitor*q) })
+		competing.Go(func() { compete(cctx, srv.Endpoint(), set.Competitor*q) })
 	}
 
 	// Apply the change once the pipeline has been sending for its share of
@@ -167,7 +169,7 @@ func runStreaming(ctx context.Context, sc scenario, o pipeline.Options, srv *tes
 		}
 	}()
 
-	_, err := pipeline.Run(ctx, o, nil, 0)
+	_, err := pipeline.Run(ctx, o, p)
 	close(stop)
 	<-done
 	stopCompetitor()
@@ -199,19 +201,19 @@ func runStreaming(ctx context.Context, sc scenario, o pipeline.Options, srv *tes
 	r := sr.measure()
 	r.Duration = d.String()
 	if sc.competitor {
-		r.Competitor = set.competitor
+		r.Competitor = set.Competitor
 	}
 	return r, nil
 }
 
 // reportClientThrottled reports the pipeline's client-side throttles to
 // the server each second, for its page and per-second series, until the
-// returned func is called (which reports the last ones).
-func reportClientThrottled(srv *testserver.Server) (stop func()) {
+// returned func is called (which reports the last ones), as p counts them.
+func reportClientThrottled(srv *testserver.Server, p *pipeline.Progress) (stop func()) {
 	quit, done := make(chan struct{}), make(chan struct{})
 	var reported int64
 	report := func() {
-		ct := pipeline.Progress()[pipeline.OutClientThrottled]
+		ct := p.Counts()[pipeline.OutClientThrottled]
 		srv.Handler.ReportClientThrottled(max(ct-reported, 0))
 		reported = max(ct, reported)
 	}

@@ -1,10 +1,9 @@
-package main
+package demo
 
 import (
 	"bytes"
 	"context"
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -26,7 +25,7 @@ func TestDemoWritesFewFiles(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir) // the demo writes under out/ unless --output_prefix is given
 	var out bytes.Buffer
-	if err := runDemo(context.Background(), *o, &out, os.Stderr); err != nil {
+	if err := Run(context.Background(), *o, testConfig(&out)); err != nil {
 		t.Fatalf("demo: %v\n%s", err, out.String())
 	}
 	outputs := []string{pipeline.OutSuccess, pipeline.OutClientThrottled, pipeline.OutServerThrottled,

@@ -1,4 +1,4 @@
-package main
+package livebench
 
 import (
 	"encoding/json"
@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// modes are the throttle modes every scenario runs in, in report order.
-var modes = []string{"paced", "sre"}
+// Modes are the throttle modes every scenario runs in, in report order.
+var Modes = []string{"paced", "sre"}
 
 // merge returns old with each result of fresh replacing the one of the
 // same scenario and mode, sorted in the order of scenarios and modes.
@@ -26,7 +26,7 @@ func merge(old, fresh []Result) []Result {
 	}
 	var out []Result
 	for _, sc := range scenarios {
-		for _, m := range modes {
+		for _, m := range Modes {
 			if r, ok := byKey[sc.name+"/"+m]; ok {
 				out = append(out, r)
 			}

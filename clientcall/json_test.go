@@ -2,31 +2,15 @@ package clientcall_test
 
 import (
 	"encoding/json"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime"
 	"github.com/beamthrottle/beamthrottle/clientcall"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"google.golang.org/grpc/codes"
 )
-
-func TestRegistered(t *testing.T) {
-	for _, v := range []any{clientcall.HTTP{}, clientcall.Echo{}, clientcall.StatusClassifier{}} {
-		typ := reflect.TypeOf(v)
-		key, ok := runtime.TypeKey(typ)
-		if !ok {
-			t.Errorf("TypeKey(%v) not ok", typ)
-			continue
-		}
-		if got, ok := runtime.LookupType(key); !ok || got != typ {
-			t.Errorf("LookupType(%q) = %v, %v; want %v, true", key, got, ok, typ)
-		}
-	}
-}
 
 // TestJSONRoundTrip checks that the configuration survives the JSON encoding
 // Beam uses for DoFn fields, including after Setup.

@@ -1,4 +1,4 @@
-package main
+package livebench
 
 import (
 	"context"
@@ -216,8 +216,8 @@ func TestRunRewritesFromResults(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "results.json"), encodeResults([]Result{gcraResult("paced")}), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := run(context.Background(), "-", "paced,sre", settings{duration: 30 * time.Second, competitor: 1}, dir, io.Discard); err != nil {
-		t.Fatalf("run(-): %v", err)
+	if err := Run(context.Background(), "-", "paced,sre", Settings{Duration: 30 * time.Second, Competitor: 1}, dir, io.Discard); err != nil {
+		t.Fatalf("Run(-): %v", err)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "results.md"))
 	if err != nil {
