@@ -38,7 +38,7 @@ func TestCapacity(t *testing.T) {
 
 // competitor returns the Clients of a second in which the competitor got
 // accepted and rejected answers.
-func competitor(accepted, rejected int64) map[string]testserver.Counts {
+func competitorCounts(accepted, rejected int64) map[string]testserver.Counts {
 	return map[string]testserver.Counts{competitorName: {Accepted: accepted, Rejected: rejected}}
 }
 
@@ -75,9 +75,9 @@ func TestMeasureStream(t *testing.T) {
 			name: "the competitor's calls are taken out",
 			run: streamRun{
 				series: []testserver.Second{
-					{T: 100, Accepted: 50, Rejected: 10, Clients: competitor(30, 5)},
-					{T: 101, Accepted: 50, Rejected: 20, Clients: competitor(45, 5)},
-					{T: 102, Accepted: 60, Rejected: 20, Clients: competitor(60, 5)}, // over the quota: nothing left
+					{T: 100, Accepted: 50, Rejected: 10, Clients: competitorCounts(30, 5)},
+					{T: 101, Accepted: 50, Rejected: 20, Clients: competitorCounts(45, 5)},
+					{T: 102, Accepted: 60, Rejected: 20, Clients: competitorCounts(60, 5)}, // over the quota: nothing left
 				},
 				steps: []rateStep{{time.Unix(90, 0), 50}}, offered: 200, from: 100, to: 103,
 			},
@@ -121,8 +121,8 @@ func TestMeasureStream(t *testing.T) {
 func TestFirstPipelineSecond(t *testing.T) {
 	series := []testserver.Second{
 		{T: 5, ClientThrottled: 3},
-		{T: 6, Accepted: 40, Clients: competitor(40, 0)},
-		{T: 7, Accepted: 50, Rejected: 3, Clients: competitor(49, 3)},
+		{T: 6, Accepted: 40, Clients: competitorCounts(40, 0)},
+		{T: 7, Accepted: 50, Rejected: 3, Clients: competitorCounts(49, 3)},
 	}
 	if got, ok := firstPipelineSecond(series); !ok || got != 7 {
 		t.Errorf("firstPipelineSecond: got %d, %v, want 7, true", got, ok)

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/beamthrottle/beamthrottle/internal/competitor"
 	"github.com/beamthrottle/beamthrottle/pipeline"
 	"github.com/beamthrottle/beamthrottle/testserver"
 )
@@ -115,7 +116,7 @@ func runStreaming(ctx context.Context, sc scenario, o pipeline.Options, srv *tes
 	cctx, stopCompetitor := context.WithCancel(ctx)
 	var competing sync.WaitGroup
 	if sc.competitor {
-		competing.Go(func() { compete(cctx, srv.Endpoint(), set.Competitor*q) })
+		competing.Go(func() { competitor.Run(cctx, srv.Endpoint(), competitorName, set.Competitor*q) })
 	}
 
 	// Apply the change once the pipeline has been sending for its share of

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/beamthrottle/beamthrottle/internal/competitor"
 	"github.com/beamthrottle/beamthrottle/internal/services"
 	"github.com/beamthrottle/beamthrottle/testserver"
 )
@@ -219,7 +219,7 @@ func (b *bench) run(ctx context.Context, sc Scenario) Result {
 	compCtx, stopComp := context.WithCancel(ctx)
 	defer stopComp()
 	if sc.Competitor > 0 {
-		compWG.Go(func() { compete(compCtx, srv.Endpoint(), sc.Competitor*float64(set.Capacity)) })
+		compWG.Go(func() { competitor.Run(compCtx, srv.Endpoint(), competitorName, sc.Competitor*float64(set.Capacity)) })
 	}
 
 	if sc.Fault == RedisDown || sc.Fault == RateLimitDown {
@@ -341,45 +341,6 @@ func allCalling(st testserver.Stats, clients []string) bool {
 		}
 	}
 	return true
-}
-
-// compete is the uncontrolled client: it posts to url at rate per second,
-// evenly spaced, naming itself competitorName, until ctx is done, whatever
-// the answers. It returns when every request sent has been answered.
-func compete(ctx context.Context, url string, rate float64) {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConnsPerHost = 64
-	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
-	defer tr.CloseIdleConnections()
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	begin := time.Now()
-	var sent int64
-	t := time.NewTicker(time.Duration(float64(time.Second) / rate))
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			for due := int64(now.Sub(begin).Seconds() * rate); sent < due; sent++ {
-				wg.Go(func() {
-					req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"from":"competitor"}`))
-					if err != nil {
-						return
-					}
-					req.Header.Set("Content-Type", "application/json")
-					req.Header.Set(testserver.ClientHeader, competitorName)
-					resp, err := client.Do(req)
-					if err != nil {
-						return
-					}
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-				})
-			}
-		}
-	}
 }
 
 // countMatches counts the lines of the file at path that contain s.
