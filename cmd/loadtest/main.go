@@ -2,6 +2,7 @@
 // their reports to a results file:
 //
 //	go run ./cmd/loadtest -mode load -elements 1000000   # make load
+//	go run ./cmd/loadtest -mode load -load_rate 5000     # the same, paced
 //	go run ./cmd/loadtest -mode soak -duration 10m       # make soak
 //
 // Load sends N elements through the bounded pipeline on Prism with the HTTP
@@ -28,6 +29,7 @@ func main() {
 	elements := flag.Int("elements", 1_000_000, "load: number of elements")
 	duration := flag.Duration("duration", 10*time.Minute, "soak: length of the run")
 	rate := flag.Float64("rate", 200, "soak: elements per second (the quota is half of it)")
+	loadRate := flag.Float64("load_rate", 0, "load: elements per second from the streaming generator, 0 = the bounded generator as fast as it goes")
 	out := flag.String("out", "docs/load/results.md", "file the report is appended to ('' = stdout only)")
 	flag.Parse()
 	beam.Init()
@@ -43,8 +45,12 @@ func main() {
 		// 8 groups × 2,500 per 100 ms (200,000/s ceiling), 8 calls in
 		// flight each, against a quota the load stays within, so the run
 		// measures the pipeline and the HTTP path rather than the throttle.
-		title = fmt.Sprintf("load: %d elements, bounded, %s", *elements, time.Now().UTC().Format(time.DateOnly))
-		r, err = loadtest.Load(ctx, *elements, 1_000_000, 8, 2500, 100*time.Millisecond, 8, loadtest.TempPrefix("load"))
+		source := "bounded"
+		if *loadRate > 0 {
+			source = fmt.Sprintf("streaming at %.0f/s", *loadRate)
+		}
+		title = fmt.Sprintf("load: %d elements, %s, %s", *elements, source, time.Now().UTC().Format(time.DateOnly))
+		r, err = loadtest.Load(ctx, *elements, *loadRate, 1_000_000, 8, 2500, 100*time.Millisecond, 8, loadtest.TempPrefix("load"))
 	case "soak":
 		title = fmt.Sprintf("soak: %v streaming at %.0f/s, quota %.0f/s, %s", *duration, *rate, *rate/2, time.Now().UTC().Format(time.DateOnly))
 		r, err = loadtest.Soak(ctx, *duration, *rate, int(*rate/2), *duration/5, loadtest.TempPrefix("soak"))

@@ -87,10 +87,17 @@ func options(srv *testserver.Server, prefix string) (pipeline.Options, error) {
 	return *o, nil
 }
 
-// Load sends n elements through the bounded pipeline with the HTTP caller
-// against a quota server that accepts quota calls per second, with the
-// given throttle settings, sampling memory as it goes.
-func Load(ctx context.Context, n, quota, groups, batch int, interval time.Duration, callsInFlight int, prefix string) (Result, error) {
+// Load sends n elements through the pipeline with the HTTP caller against
+// a quota server that accepts quota calls per second, with the given
+// throttle settings, sampling memory as it goes.
+//
+// With rate 0 the source is pipeline.Generate, as fast as it goes: the
+// runner holds whatever the throttle has not yet worked off (Prism has no
+// backpressure between stages), so memory grows with n. With rate > 0 it
+// is pipeline.GenerateStream at rate elements per second, with its
+// periodic output files and no bound on an element's wait (every element
+// is tried): memory stays flat as long as the pipeline keeps up with rate.
+func Load(ctx context.Context, n int, rate float64, quota, groups, batch int, interval time.Duration, callsInFlight int, prefix string) (Result, error) {
 	srv, err := testserver.NewServer(testserver.Config{Quota: quota, Period: time.Second, MaxConns: 1024})
 	if err != nil {
 		return Result{}, err
@@ -101,6 +108,9 @@ func Load(ctx context.Context, n, quota, groups, batch int, interval time.Durati
 		return Result{}, err
 	}
 	o.Generate, o.Groups, o.BatchSize, o.BatchInterval, o.CallsInFlight = n, groups, batch, interval, callsInFlight
+	if rate > 0 {
+		o.GenerateRate, o.MaxWait = rate, pipeline.NoMaxWait
+	}
 	return measure(ctx, o, srv, 0)
 }
 
