@@ -138,25 +138,25 @@ func (c QuotaConfig) newQuota() (adaptive.Quota, error) {
 // for the services and for failing open or closed.
 func WithQuota(q QuotaConfig) Option { return func(c *config) { c.Quota = q } }
 
-// Beam metrics of the shared quota, named as those of Beam's
-// EnvoyRateLimiter (Java, Python).
-var (
-	quotaRequests = beam.NewCounter(Namespace, "ratelimit-requests-total") // round trips to the quota service
-	quotaAllowed  = beam.NewCounter(Namespace, "ratelimit-allowed")        // round trips that granted every permit asked
-	quotaLimited  = beam.NewCounter(Namespace, "ratelimit-throttled")      // round trips that granted fewer
-	quotaErrors   = beam.NewCounter(Namespace, "ratelimit-rpc-errors")     // round trips that failed or timed out
-	quotaPermits  = beam.NewCounter(Namespace, "ratelimit-permits")        // permits granted
-	quotaLapsed   = beam.NewCounter(Namespace, "ratelimit-permits-lapsed") // permits unspent at the end of their window
+// Metric names of the shared quota's Beam metrics (in Namespace), named as
+// those of Beam's EnvoyRateLimiter (Java, Python).
+const (
+	MetricQuotaRequests = "ratelimit-requests-total" // round trips to the quota service
+	MetricQuotaAllowed  = "ratelimit-allowed"        // round trips that granted every permit asked
+	MetricQuotaLimited  = "ratelimit-throttled"      // round trips that granted fewer
+	MetricQuotaErrors   = "ratelimit-rpc-errors"     // round trips that failed or timed out
+	MetricQuotaPermits  = "ratelimit-permits"        // permits granted
+	MetricQuotaLapsed   = "ratelimit-permits-lapsed" // permits unspent at the end of their window
 )
 
-// Metric names of the shared quota.
-const (
-	MetricQuotaRequests = "ratelimit-requests-total"
-	MetricQuotaAllowed  = "ratelimit-allowed"
-	MetricQuotaLimited  = "ratelimit-throttled"
-	MetricQuotaErrors   = "ratelimit-rpc-errors"
-	MetricQuotaPermits  = "ratelimit-permits"
-	MetricQuotaLapsed   = "ratelimit-permits-lapsed"
+// The shared quota's Beam metrics, one for each name above.
+var (
+	quotaRequests = beam.NewCounter(Namespace, MetricQuotaRequests)
+	quotaAllowed  = beam.NewCounter(Namespace, MetricQuotaAllowed)
+	quotaLimited  = beam.NewCounter(Namespace, MetricQuotaLimited)
+	quotaErrors   = beam.NewCounter(Namespace, MetricQuotaErrors)
+	quotaPermits  = beam.NewCounter(Namespace, MetricQuotaPermits)
+	quotaLapsed   = beam.NewCounter(Namespace, MetricQuotaLapsed)
 )
 
 // permitPool holds the permits a worker took from the shared quota and has
