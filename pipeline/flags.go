@@ -5,13 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"net"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
-	"github.com/beamthrottle/beamthrottle/transforms/adaptive/sharedquota"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle"
 )
 
@@ -64,13 +62,13 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.IntVar(&o.Groups, "groups", throttle.DefaultGroups, "Number of throttle groups (parallelism; each has its own queue, and its own throttle state with --throttle_scope=group).")
 	fs.IntVar(&o.BatchSize, "batch_size", throttle.DefaultBatchSize, "Max elements a group processes per batch interval.")
 	fs.DurationVar(&o.BatchInterval, "batch_interval", throttle.DefaultBatchInterval, "How often a group with buffered elements processes a batch.")
-	fs.StringVar(&o.Mode, "throttle_mode", DefaultMode, "Throttle algorithm: paced (the default: spaces calls at the rate the backend accepts and postpones the rest) or sre (the original tool's SRE throttle: rejects at random, about K times the accepted rate gets through).")
+	fs.StringVar(&o.Mode, "throttle_mode", throttle.DefaultMode.Name(), "Throttle algorithm: paced (the default: spaces calls at the rate the backend accepts and postpones the rest) or sre (the original tool's SRE throttle: rejects at random, about K times the accepted rate gets through).")
 	fs.StringVar(&o.Scope, "throttle_scope", "", "Which groups share one throttle: worker (all the groups on a worker pace together; the default with paced) or group (each group alone, its state in Beam state; the default with sre).")
-	fs.Float64Var(&o.K, "k", throttle.DefaultK, "SRE throttle multiplier K (> 0): the client sends at most about K times what the backend accepts.")
-	fs.StringVar(&o.Window, "window", "fixed", "Throttle counter window: fixed (reset every --reset_interval) or sliding (--window_size in --bucket buckets).")
-	fs.DurationVar(&o.ResetInterval, "reset_interval", throttle.DefaultResetInterval, "Fixed window: how often the counters are zeroed.")
-	fs.DurationVar(&o.WindowSize, "window_size", 2*time.Minute, "Sliding window: length of the window.")
-	fs.DurationVar(&o.Bucket, "bucket", time.Second, "Sliding window: bucket width.")
+	fs.Float64Var(&o.K, "k", adaptive.DefaultK, "SRE throttle multiplier K (> 0): the client sends at most about K times what the backend accepts.")
+	fs.StringVar(&o.Window, "window", adaptive.FixedReset.Name(), "Throttle counter window: fixed (reset every --reset_interval) or sliding (--window_size in --bucket buckets).")
+	fs.DurationVar(&o.ResetInterval, "reset_interval", adaptive.DefaultResetInterval, "Fixed window: how often the counters are zeroed.")
+	fs.DurationVar(&o.WindowSize, "window_size", adaptive.DefaultWindowSize, "Sliding window: length of the window.")
+	fs.DurationVar(&o.Bucket, "bucket", adaptive.DefaultBucket, "Sliding window: bucket width.")
 	fs.StringVar(&o.Strategy, "strategy", "", "What to do with throttled elements: postpone (keep them queued until --max_wait; the default with --throttle_mode=paced), route (to the throttled outputs; the default with sre), drop, or retry.")
 	fs.IntVar(&o.MaxAttempts, "max_attempts", throttle.DefaultMaxAttempts, "Retry strategy: max attempts per element in this run.")
 	fs.DurationVar(&o.MaxAge, "max_age", throttle.DefaultMaxAge, "Retry strategy: max time since an element's first attempt.")
@@ -125,7 +123,10 @@ func FlagGroups() []FlagGroup {
 	}
 }
 
-// Validate checks the options and names the flag at fault.
+// Validate checks the options and names the flag at fault. The throttle
+// settings are checked by the layer that owns them (transforms/throttle for
+// the transform's, transforms/adaptive for the algorithm's), whose errors
+// flagErrors maps to flag names; the checks here are the pipeline's own.
 func (o Options) Validate() error {
 	sources := 0
 	for _, set := range []bool{o.Input != "", o.Subscription != "", o.Generate > 0} {
@@ -168,59 +169,8 @@ func (o Options) Validate() error {
 			bad("caller", "no caller registered as %q (registered: %v)", o.Caller, Callers())
 		}
 	}
-	if o.Groups < 1 {
-		bad("groups", "must be >= 1, got %d", o.Groups)
-	}
-	if o.BatchSize < 1 {
-		bad("batch_size", "must be >= 1, got %d", o.BatchSize)
-	}
-	if o.BatchInterval <= 0 {
-		bad("batch_interval", "must be > 0, got %v", o.BatchInterval)
-	}
-	if !(o.K > 0) || math.IsInf(o.K, 0) {
-		bad("k", "must be a number > 0, got %v", o.K)
-	}
-	switch o.Window {
-	case "fixed", "":
-		if o.ResetInterval <= 0 {
-			bad("reset_interval", "must be > 0, got %v", o.ResetInterval)
-		}
-	case "sliding":
-		if o.WindowSize <= 0 {
-			bad("window_size", "must be > 0, got %v", o.WindowSize)
-		}
-		if o.Bucket <= 0 || o.Bucket > o.WindowSize {
-			bad("bucket", "must be > 0 and <= --window_size, got %v", o.Bucket)
-		}
-	default:
-		bad("window", "want fixed or sliding, got %q", o.Window)
-	}
-	if _, err := adaptive.ParseMode(o.Mode); err != nil {
-		bad("throttle_mode", "want sre or paced, got %q", o.Mode)
-	}
-	if _, err := throttle.ParseScope(o.Scope); err != nil {
-		bad("throttle_scope", "want worker or group, got %q", o.Scope)
-	}
-	if st, err := throttle.ParseStrategy(o.Strategy); err != nil {
-		bad("strategy", "want postpone, route, drop or retry, got %q", o.Strategy)
-	} else if st == throttle.Drop && o.Subscription != "" {
-		bad("strategy", "drop cannot be used with --subscription: a dropped message is never written, so it would never be acknowledged")
-	}
-	o.checkQuota(bad)
-	if o.MaxAttempts < 1 {
-		bad("max_attempts", "must be >= 1, got %d", o.MaxAttempts)
-	}
-	if o.MaxAge <= 0 {
-		bad("max_age", "must be > 0, got %v", o.MaxAge)
-	}
-	if o.CallTimeout <= 0 {
-		bad("call_timeout", "must be > 0, got %v", o.CallTimeout)
-	}
-	if o.CallsInFlight < 1 {
-		bad("calls_in_flight", "must be >= 1, got %d", o.CallsInFlight)
-	}
-	if o.MaxBuffered < 0 {
-		bad("max_buffered", "must be >= 0, got %d", o.MaxBuffered)
+	if _, err := o.throttleOptions(); err != nil {
+		errs = append(errs, err)
 	}
 	if o.MaxPayload < 0 {
 		bad("max_payload_bytes", "must be >= 0, got %d", o.MaxPayload)
@@ -240,46 +190,50 @@ func (o Options) Validate() error {
 	return errors.Join(errs...)
 }
 
-// checkQuota checks the shared quota's flags.
-func (o Options) checkQuota(bad func(flag, format string, args ...any)) {
-	q := o.quota()
-	switch q.Backend {
-	case throttle.NoQuota:
-		return
-	case throttle.RedisQuota:
-		if _, err := adaptive.ParseRate(q.Rate); err != nil {
-			bad("quota_rate", "want permits per period such as 600/m, 10/s or 36000/h, got %q", q.Rate)
+// throttleFlags names the flag of each throttle setting, as the throttle
+// layer names it in its errors: the options of transforms/throttle
+// (throttle.OptionError: Option, or Option.Field for WithQuota) and the
+// fields of adaptive.Config (adaptive.ConfigError: Field).
+var throttleFlags = map[string]string{
+	"WithGroups": "groups", "WithBatchSize": "batch_size", "WithBatchInterval": "batch_interval",
+	"WithStrategy": "strategy", "WithScope": "throttle_scope", "WithMaxAttempts": "max_attempts",
+	"WithMaxAge": "max_age", "WithCallTimeout": "call_timeout", "WithCallsInFlight": "calls_in_flight",
+	"WithMaxBuffered": "max_buffered", "WithMaxWait": "max_wait",
+
+	"WithQuota.Backend": "quota_backend", "WithQuota.Addr": "quota_address", "WithQuota.Key": "quota_key",
+	"WithQuota.Rate": "quota_rate", "WithQuota.Burst": "quota_burst", "WithQuota.Domain": "quota_domain",
+	"WithQuota.Descriptors": "quota_descriptors", "WithQuota.Timeout": "quota_timeout",
+
+	"K": "k", "Window": "window", "ResetInterval": "reset_interval", "WindowSize": "window_size",
+	"Bucket": "bucket", "Mode": "throttle_mode",
+}
+
+// flagErrors rewrites the errors of the throttle layer in err (joined with
+// errors.Join or not) as "--flag: what is wrong"; other errors are kept as
+// they are.
+func flagErrors(err error) error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var errs []error
+		for _, e := range j.Unwrap() {
+			errs = append(errs, flagErrors(e))
 		}
-		if q.Burst < 0 {
-			bad("quota_burst", "must be >= 0, got %d", q.Burst)
-		}
-	case throttle.EnvoyQuota:
-		if q.Domain == "" {
-			bad("quota_domain", "required with --quota_backend=envoy")
-		}
-		if q.Descriptors != "" {
-			if _, err := sharedquota.ParseEntries(q.Descriptors); err != nil {
-				bad("quota_descriptors", "want k=v[,k2=v2...], got %q", q.Descriptors)
-			}
-		}
-	default:
-		bad("quota_backend", "want none, redis or envoy, got %q", o.QuotaBackend)
-		return
+		return errors.Join(errs...)
 	}
-	if q.Addr == "" {
-		bad("quota_address", "required with --quota_backend=%s", q.Backend)
-	} else if _, _, err := net.SplitHostPort(q.Addr); err != nil {
-		bad("quota_address", "want host:port, got %q", q.Addr)
+	var oe *throttle.OptionError
+	var ce *adaptive.ConfigError
+	setting, reason := "", err
+	switch {
+	case errors.As(err, &oe) && oe.Field != "":
+		setting, reason = oe.Option+"."+oe.Field, oe.Err
+	case errors.As(err, &oe):
+		setting, reason = oe.Option, oe.Err
+	case errors.As(err, &ce):
+		setting, reason = ce.Field, ce.Err
 	}
-	if q.Key == "" {
-		bad("quota_key", "required with --quota_backend=%s (or set --name)", q.Backend)
+	if name, ok := throttleFlags[setting]; ok {
+		return fmt.Errorf("--%s: %w", name, reason)
 	}
-	if o.QuotaFail != "" && o.QuotaFail != "open" && o.QuotaFail != "closed" {
-		bad("quota_fail", "want open or closed, got %q", o.QuotaFail)
-	}
-	if o.QuotaTimeout < 0 {
-		bad("quota_timeout", "must be >= 0, got %v", o.QuotaTimeout)
-	}
+	return err
 }
 
 // maxWaitFlag is --max_wait: "auto" (Options.MaxWait 0), "none" (NoMaxWait)

@@ -2,7 +2,11 @@ package pipeline
 
 import (
 	"flag"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 )
 
 // TestFlagGroups: every flag RegisterFlags defines is in exactly one group,
@@ -30,4 +34,77 @@ func TestFlagGroups(t *testing.T) {
 			t.Errorf("--%s is in no group of FlagGroups", f.Name)
 		}
 	})
+}
+
+// TestThrottleFlagsDefined: every flag throttleFlags names is a flag of
+// RegisterFlags.
+func TestThrottleFlagsDefined(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	RegisterFlags(fs)
+	for setting, name := range throttleFlags {
+		if fs.Lookup(name) == nil {
+			t.Errorf("throttleFlags maps %s to --%s, which RegisterFlags does not define", setting, name)
+		}
+	}
+}
+
+// TestThrottleFlagErrors: a throttle setting is checked by the throttle
+// layer alone, and Validate names the flag at fault, for every fault at
+// once.
+func TestThrottleFlagErrors(t *testing.T) {
+	base := []string{"--generate=10", "--url=http://x", "--output_prefix=o/"}
+	tests := []struct {
+		args []string
+		want []string // each a line of the error, in order
+	}{
+		{nil, nil},
+		{[]string{"--k=0"}, nil}, // zero K is adaptive's default
+		{[]string{"--groups=0"}, []string{"--groups: must be >= 1, got 0"}},
+		{[]string{"--batch_interval=0s"}, []string{"--batch_interval: must be > 0, got 0s"}},
+		{[]string{"--k=NaN"}, []string{"--k: must be positive and finite, got NaN"}},
+		{[]string{"--throttle_mode=fast"}, []string{`--throttle_mode: must be sre or paced, got "fast"`}},
+		{[]string{"--throttle_mode=SRE"}, nil},
+		{[]string{"--window=weekly"}, []string{`--window: must be fixed or sliding, got "weekly"`}},
+		{[]string{"--window=sliding", "--window_size=1s", "--bucket=2s"}, []string{"--bucket: 2s must not exceed WindowSize 1s"}},
+		{[]string{"--window=fixed", "--window_size=1s", "--bucket=2s"}, nil}, // the sliding window's settings are ignored
+		{[]string{"--reset_interval=-1s"}, []string{"--reset_interval: must not be negative, got -1s"}},
+		{[]string{"--strategy=sometimes"}, []string{`--strategy: unknown strategy "sometimes" (want route, drop, retry or postpone)`}},
+		{[]string{"--throttle_scope=process"}, []string{`--throttle_scope: unknown scope "process" (want worker or group)`}},
+		{[]string{"--max_buffered=-1", "--calls_in_flight=0", "--max_age=0s"},
+			[]string{"--max_age: must be > 0, got 0s", "--calls_in_flight: must be >= 1, got 0", "--max_buffered: must be >= 0, got -1"}},
+		{[]string{"--quota_backend=redis", "--quota_address=h:1", "--quota_rate=10/s", "--quota_burst=-1", "--quota_timeout=-1s"},
+			[]string{"--quota_burst: must be >= 0, got -1", "--quota_timeout: must be >= 0, got -1s"}},
+		{[]string{"--quota_backend=envoy", "--quota_address=h:1"}, []string{"--quota_domain: required with the envoy backend"}},
+		{[]string{"--quota_fail=maybe"}, []string{`--quota_fail: want open or closed, got "maybe"`}},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			fs := flag.NewFlagSet("t", flag.ContinueOnError)
+			o := RegisterFlags(fs)
+			if err := fs.Parse(append(slices.Clone(base), tc.args...)); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			if err := o.Validate(); err != nil {
+				got = strings.Split(err.Error(), "\n")
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("got errors %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestThrottleOptionsBuild: Build refuses what Validate refuses, with the
+// same flag named: the rules are the throttle layer's, checked once.
+func TestThrottleOptionsBuild(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	o := RegisterFlags(fs)
+	if err := fs.Parse([]string{"--generate=10", "--url=http://x", "--output_prefix=o/", "--batch_size=0"}); err != nil {
+		t.Fatal(err)
+	}
+	_, s := beam.NewPipelineWithRoot()
+	if _, err := Build(s, *o); err == nil || err.Error() != "--batch_size: must be >= 1, got 0" {
+		t.Errorf("Build: got error %v, want --batch_size: must be >= 1, got 0", err)
+	}
 }

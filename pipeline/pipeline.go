@@ -12,6 +12,7 @@ package pipeline
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"time"
 
@@ -21,8 +22,12 @@ import (
 	"github.com/beamthrottle/beamthrottle/transforms/throttle"
 )
 
-// Options configure the pipeline. Zero values mean the documented defaults
-// of the flags in flags.go.
+// Options configure the pipeline. Start from those RegisterFlags fills,
+// which hold the flags' defaults. The throttle settings go to the transform
+// as they are and are checked there (see Validate), so a zero where the
+// transform needs a positive value (Groups, BatchSize, ...) is refused; a
+// zero K, ResetInterval, WindowSize or Bucket, and an empty Mode, Window,
+// Strategy or Scope, mean the transform's defaults.
 type Options struct {
 	// Name names the pipeline in dead-letter attributes and logs.
 	Name string
@@ -45,13 +50,13 @@ type Options struct {
 	CallerOptions CallerOptions
 
 	// Throttle.
-	Mode          string // "paced" ("" is DefaultMode) or "sre"
+	Mode          string // "paced" or "sre" ("" is throttle.DefaultMode)
 	Scope         string // "worker", "group" or "" (the mode's default)
 	Groups        int
 	BatchSize     int
 	BatchInterval time.Duration
 	K             float64
-	Window        string // "fixed" or "sliding"
+	Window        string // "fixed" ("" too) or "sliding"
 	ResetInterval time.Duration
 	WindowSize    time.Duration
 	Bucket        time.Duration
@@ -97,56 +102,42 @@ type Options struct {
 	progress     string // set by Run: the ID of the run's Progress
 }
 
-// throttleOptions turns Options into transform options.
+// throttleOptions turns Options into transform options, every setting
+// passed as it is, and checks them where the throttle layer defines its
+// rules; the error names the flags at fault (see flagErrors).
 func (o Options) throttleOptions() ([]throttle.Option, error) {
+	opts := []throttle.Option{throttle.WithGroups(o.Groups), throttle.WithBatchSize(o.BatchSize),
+		throttle.WithBatchInterval(o.BatchInterval), throttle.WithK(o.K), throttle.WithMaxAttempts(o.MaxAttempts),
+		throttle.WithMaxAge(o.MaxAge), throttle.WithCallTimeout(o.CallTimeout), throttle.WithCallsInFlight(o.CallsInFlight),
+		throttle.WithMaxBuffered(o.MaxBuffered), throttle.WithMaxWait(o.maxWait())}
+	if o.FailuresAsRejects {
+		opts = append(opts, throttle.WithCountFailuresAsRejects())
+	}
+	var errs []error
+	if o.Mode != "" { // else the transform's default
+		m, err := adaptive.ParseMode(o.Mode)
+		errs = append(errs, err)
+		opts = append(opts, throttle.WithMode(m))
+	}
+	w, err := adaptive.ParseWindow(o.Window)
+	errs = append(errs, err)
+	if w == adaptive.Sliding {
+		opts = append(opts, throttle.WithSlidingWindow(o.WindowSize, o.Bucket))
+	} else {
+		opts = append(opts, throttle.WithResetInterval(o.ResetInterval))
+	}
 	strategy, err := throttle.ParseStrategy(o.Strategy)
-	if err != nil {
-		return nil, err
-	}
-	ac := adaptive.Config{K: o.K, CountFailuresAsRejects: o.FailuresAsRejects}
-	mode := o.Mode
-	if mode == "" {
-		mode = DefaultMode
-	}
-	m, err := adaptive.ParseMode(mode)
-	if err != nil {
-		return nil, fmt.Errorf("--throttle_mode: %w", err)
-	}
-	ac.Mode = m
-	switch o.Window {
-	case "", "fixed":
-		ac.Window = adaptive.FixedReset
-		ac.ResetInterval = o.ResetInterval
-	case "sliding":
-		ac.Window = adaptive.Sliding
-		ac.WindowSize = o.WindowSize
-		ac.Bucket = o.Bucket
-	default:
-		return nil, fmt.Errorf("--window: unknown window mode %q (want fixed or sliding)", o.Window)
+	errs = append(errs, err)
+	if strategy == throttle.Drop && o.Subscription != "" {
+		errs = append(errs, errors.New("--strategy: drop cannot be used with --subscription: a dropped message is never written, so it would never be acknowledged"))
 	}
 	scope, err := throttle.ParseScope(o.Scope)
-	if err != nil {
-		return nil, err
-	}
-	opts := []throttle.Option{throttle.WithAdaptiveConfig(ac), throttle.WithStrategy(strategy), throttle.WithScope(scope),
-		throttle.WithQuota(o.quota())}
-	for _, c := range []struct {
-		set bool
-		opt throttle.Option
-	}{
-		{o.Groups != 0, throttle.WithGroups(o.Groups)},
-		{o.BatchSize != 0, throttle.WithBatchSize(o.BatchSize)},
-		{o.BatchInterval != 0, throttle.WithBatchInterval(o.BatchInterval)},
-		{o.MaxAttempts != 0, throttle.WithMaxAttempts(o.MaxAttempts)},
-		{o.MaxAge != 0, throttle.WithMaxAge(o.MaxAge)},
-		{o.CallTimeout != 0, throttle.WithCallTimeout(o.CallTimeout)},
-		{o.CallsInFlight != 0, throttle.WithCallsInFlight(o.CallsInFlight)},
-		{o.MaxBuffered != 0, throttle.WithMaxBuffered(o.MaxBuffered)},
-		{o.maxWait() > 0, throttle.WithMaxWait(o.maxWait())},
-	} {
-		if c.set {
-			opts = append(opts, c.opt)
-		}
+	errs = append(errs, err)
+	q, err := o.quota()
+	errs = append(errs, err)
+	opts = append(opts, throttle.WithStrategy(strategy), throttle.WithScope(scope), throttle.WithQuota(q))
+	if err := errors.Join(append(errs, throttle.ValidateOptions(opts...))...); err != nil {
+		return nil, flagErrors(err)
 	}
 	return opts, nil
 }
@@ -162,16 +153,14 @@ const (
 	// Bounded sources wait without bound: every element is tried, and the
 	// job takes as long as the quota needs.
 	DefaultStreamingMaxWait = 10 * time.Minute
-	// DefaultMode is --throttle_mode's default: the pacer
-	// (throttle.DefaultMode).
-	DefaultMode = "paced"
 )
 
-// quota returns the shared quota of the options.
-func (o Options) quota() throttle.QuotaConfig {
+// quota returns the shared quota of the options; its error names
+// --quota_fail, the one quota setting the throttle layer does not have.
+func (o Options) quota() (throttle.QuotaConfig, error) {
 	q := throttle.QuotaConfig{
 		Backend: throttle.QuotaBackend(o.QuotaBackend), Addr: o.QuotaAddr, Key: o.QuotaKey, Rate: o.QuotaRate,
-		Burst: o.QuotaBurst, Domain: o.QuotaDomain, Descriptors: o.QuotaDescriptors, FailOpen: o.QuotaFail != "closed",
+		Burst: o.QuotaBurst, Domain: o.QuotaDomain, Descriptors: o.QuotaDescriptors, FailOpen: true,
 		Timeout: o.QuotaTimeout,
 	}
 	if q.Backend == "" {
@@ -180,7 +169,14 @@ func (o Options) quota() throttle.QuotaConfig {
 	if q.Key == "" {
 		q.Key = o.Name
 	}
-	return q
+	switch o.QuotaFail {
+	case "", "open":
+	case "closed":
+		q.FailOpen = false
+	default:
+		return q, fmt.Errorf("--quota_fail: want open or closed, got %q", o.QuotaFail)
+	}
+	return q, nil
 }
 
 // maxWait resolves MaxWait for the source: the bound, or 0 for none.

@@ -227,7 +227,7 @@ func publish(s beam.Scope, cfg pubsubio.PublishConfig, rejected fileSink, msgs b
 	if err != nil {
 		return beam.PCollection{}, err
 	}
-	beam.ParDo0(s, &countFn{Name: "dead_letter_rejected"}, refused)
+	beam.ParDo0(s, &countFn{Name: metricDeadLetterRejected}, refused)
 	written := WriteLines(s, rejected.Prefix, OutErrors, beam.ParDo(s, rejectedLine, refused), rejected.Options...)
 	return beam.Flatten(s, published, written), nil
 }

@@ -26,9 +26,9 @@ func init() {
 // Counters of the pipeline itself (namespace beamthrottle.pipeline).
 var (
 	parkedCounter      = beam.NewCounter(metricsNamespace, OutParked)
-	reprocessedCounter = beam.NewCounter(metricsNamespace, "reprocessed")
-	malformedCounter   = beam.NewCounter(metricsNamespace, "malformed")
-	badInputCounter    = beam.NewCounter(metricsNamespace, "bad_input")
+	reprocessedCounter = beam.NewCounter(metricsNamespace, metricReprocessed)
+	malformedCounter   = beam.NewCounter(metricsNamespace, metricMalformed)
+	badInputCounter    = beam.NewCounter(metricsNamespace, metricBadInput)
 )
 
 // AttrParkedReason is added to a parked message's attributes.

@@ -54,7 +54,7 @@ func (f *tickFn) ProcessElement(ctx context.Context, ts beam.EventTime, _ []byte
 }
 
 // generatedCounter counts the elements the built-in generators emitted.
-var generatedCounter = beam.NewCounter(metricsNamespace, "generated")
+var generatedCounter = beam.NewCounter(metricsNamespace, metricGenerated)
 
 type generateFn struct{ N int }
 

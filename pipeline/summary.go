@@ -78,13 +78,13 @@ func SummaryFrom(res beam.PipelineResult) Summary {
 			switch c.Key.Name {
 			case OutParked:
 				dst = &s.Parked
-			case "reprocessed":
+			case metricReprocessed:
 				dst = &s.Reprocessed
-			case "dead_letter_rejected":
+			case metricDeadLetterRejected:
 				dst = &s.DeadLetterRejected
-			case "generated":
+			case metricGenerated:
 				dst = &s.Generated
-			case "malformed", "bad_input":
+			case metricMalformed, metricBadInput:
 				dst = &s.Errors // malformed dead-letter messages and bad payloads are errors
 			case rereadPrefix + OutClientThrottled:
 				dst, sign = &s.ClientThrottled, -1
@@ -106,6 +106,16 @@ func SummaryFrom(res beam.PipelineResult) Summary {
 
 // metricsNamespace is the namespace of the pipeline's own counters.
 const metricsNamespace = "beamthrottle.pipeline"
+
+// Names of the pipeline's own counters, besides OutParked and the reread
+// counters (rereadPrefix).
+const (
+	metricReprocessed        = "reprocessed"          // dead-letter messages a reprocessing run read
+	metricMalformed          = "malformed"            // dead-letter messages that could not be read
+	metricBadInput           = "bad_input"            // payloads refused before the throttle (payloadCheckFn)
+	metricGenerated          = "generated"            // elements the built-in generators emitted
+	metricDeadLetterRejected = "dead_letter_rejected" // dead-letter messages Pub/Sub refused
+)
 
 // WriteTable prints the summary as a small table. want is the number of
 // input elements when known (bounded input), else -1.

@@ -1,8 +1,10 @@
 package adaptive
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -58,16 +60,22 @@ func (m Mode) String() string {
 	}
 }
 
-// ParseMode parses "sre" (or "") and "paced", as a pipeline flag would
-// give them.
+// Name returns the name of the mode as [ParseMode] takes it and a pipeline
+// flag gives it: "sre" or "paced".
+func (m Mode) Name() string { return strings.ToLower(m.String()) }
+
+// ParseMode parses "sre" (or "") and "paced", in any case, as a pipeline
+// flag would give them. Its error is a *[ConfigError] for the field Mode.
 func ParseMode(s string) (Mode, error) {
-	switch s {
-	case "", "sre", "SRE":
+	if s == "" {
 		return ModeSRE, nil
-	case "paced", "Paced", "PACED":
-		return ModePaced, nil
 	}
-	return 0, fmt.Errorf("adaptive: Mode must be sre or paced, got %q", s)
+	for _, m := range []Mode{ModeSRE, ModePaced} {
+		if strings.EqualFold(s, m.Name()) {
+			return m, nil
+		}
+	}
+	return 0, &ConfigError{Field: "Mode", Err: fmt.Errorf("must be %s or %s, got %q", ModeSRE.Name(), ModePaced.Name(), s)}
 }
 
 // Window selects how a [Throttler] forgets old requests and accepts.
@@ -96,6 +104,49 @@ func (w Window) String() string {
 		return fmt.Sprintf("Window(%d)", int(w))
 	}
 }
+
+// Name returns the name of the window as [ParseWindow] takes it and a
+// pipeline flag gives it: "fixed" or "sliding".
+func (w Window) Name() string {
+	switch w {
+	case FixedReset:
+		return "fixed"
+	case Sliding:
+		return "sliding"
+	default:
+		return w.String()
+	}
+}
+
+// ParseWindow parses "fixed" (or "") and "sliding", in any case, as a
+// pipeline flag would give them; the String names FixedReset and Sliding
+// too. Its error is a *[ConfigError] for the field Window.
+func ParseWindow(s string) (Window, error) {
+	if s == "" {
+		return FixedReset, nil
+	}
+	for _, w := range []Window{FixedReset, Sliding} {
+		if strings.EqualFold(s, w.Name()) || strings.EqualFold(s, w.String()) {
+			return w, nil
+		}
+	}
+	return 0, &ConfigError{Field: "Window", Err: fmt.Errorf("must be %s or %s, got %q", FixedReset.Name(), Sliding.Name(), s)}
+}
+
+// A ConfigError reports a field of a [Config] whose value cannot be used.
+// [Config.Validate], [ParseMode] and [ParseWindow] return it, so that a
+// caller can say which of its own settings is at fault (the pipeline's
+// flags do).
+type ConfigError struct {
+	Field string // the Config field: "K", "Window", "ResetInterval", "WindowSize", "Bucket" or "Mode"
+	Err   error  // what is wrong with it
+}
+
+// Error returns "adaptive: Field what is wrong".
+func (e *ConfigError) Error() string { return "adaptive: " + e.Field + " " + e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *ConfigError) Unwrap() error { return e.Err }
 
 // Config configures the SRE throttle, a [Throttler] or an [SRE] policy, and
 // carries the Mode that selects between it and the [Pacer]. The zero value
@@ -181,39 +232,44 @@ func (c Config) WithDefaults() Config {
 
 // Validate reports whether c, after applying defaults, describes a usable
 // Throttler, but for its Mode, which may be either ([New] needs ModeSRE).
-// The error message begins with "adaptive: " and names the offending
-// field. WindowSize and Bucket are related to each other only when Window
-// is Sliding, but negative durations are rejected in every window.
+// It returns nil or every fault it finds, each a *[ConfigError] whose
+// message begins with "adaptive: " and the field at fault, joined with
+// [errors.Join]. WindowSize and Bucket are related to each other only when
+// Window is Sliding, but negative durations are rejected in every window.
+// This is the one place the algorithm's settings are checked:
+// transforms/throttle and the pipeline's flags rely on it.
 func (c Config) Validate() error {
 	d := c.WithDefaults()
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &ConfigError{Field: field, Err: fmt.Errorf(format, args...)})
+	}
 	if math.IsNaN(d.K) || math.IsInf(d.K, 0) || d.K <= 0 {
-		return fmt.Errorf("adaptive: K must be positive and finite, got %v", c.K)
+		bad("K", "must be positive and finite, got %v", c.K)
 	}
 	if d.Window != FixedReset && d.Window != Sliding {
-		return fmt.Errorf("adaptive: Window must be FixedReset or Sliding, got %v", c.Window)
+		bad("Window", "must be FixedReset or Sliding, got %v", c.Window)
 	}
 	if d.ResetInterval < 0 {
-		return fmt.Errorf("adaptive: ResetInterval must not be negative, got %v", c.ResetInterval)
+		bad("ResetInterval", "must not be negative, got %v", c.ResetInterval)
 	}
 	if d.WindowSize < 0 {
-		return fmt.Errorf("adaptive: WindowSize must not be negative, got %v", c.WindowSize)
+		bad("WindowSize", "must not be negative, got %v", c.WindowSize)
 	}
-	if d.Bucket < 0 {
-		return fmt.Errorf("adaptive: Bucket must not be negative, got %v", c.Bucket)
-	}
-	if d.Window == Sliding {
-		if d.Bucket > d.WindowSize {
-			return fmt.Errorf("adaptive: Bucket %v must not exceed WindowSize %v", d.Bucket, d.WindowSize)
-		}
-		if n := bucketCount(d.WindowSize, d.Bucket); n > MaxBuckets {
-			return fmt.Errorf("adaptive: Bucket %v is too short for WindowSize %v: %d buckets, at most %d allowed",
-				d.Bucket, d.WindowSize, n, MaxBuckets)
-		}
+	switch {
+	case d.Bucket < 0:
+		bad("Bucket", "must not be negative, got %v", c.Bucket)
+	case d.Window != Sliding || d.WindowSize < 0:
+	case d.Bucket > d.WindowSize:
+		bad("Bucket", "%v must not exceed WindowSize %v", d.Bucket, d.WindowSize)
+	case bucketCount(d.WindowSize, d.Bucket) > MaxBuckets:
+		bad("Bucket", "%v is too short for WindowSize %v: %d buckets, at most %d allowed",
+			d.Bucket, d.WindowSize, bucketCount(d.WindowSize, d.Bucket), MaxBuckets)
 	}
 	if d.Mode != ModeSRE && d.Mode != ModePaced {
-		return fmt.Errorf("adaptive: Mode must be ModeSRE or ModePaced, got %v", c.Mode)
+		bad("Mode", "must be ModeSRE or ModePaced, got %v", c.Mode)
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // bucketCount returns ceil(size/bucket) for positive durations.

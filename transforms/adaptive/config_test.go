@@ -1,7 +1,9 @@
 package adaptive_test
 
 import (
+	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +56,10 @@ func TestValidate(t *testing.T) {
 			}
 			if err == nil {
 				t.Fatalf("got nil error, want one naming %s", tc.wantField)
+			}
+			var ce *adaptive.ConfigError
+			if !errors.As(err, &ce) || ce.Field != tc.wantField {
+				t.Errorf("got error %v, want an *adaptive.ConfigError for %s", err, tc.wantField)
 			}
 			msg := err.Error()
 			if !strings.HasPrefix(msg, "adaptive: "+tc.wantField+" ") {
@@ -183,6 +189,69 @@ func TestParseMode(t *testing.T) {
 	for _, m := range []adaptive.Mode{adaptive.ModeSRE, adaptive.ModePaced} {
 		if got, err := adaptive.ParseMode(strings.ToLower(m.String())); got != m || err != nil {
 			t.Errorf("ParseMode(%q) = %v, %v; want %v, nil", strings.ToLower(m.String()), got, err, m)
+		}
+	}
+}
+
+// TestValidateReportsEveryFault: Validate names every field at fault, not
+// only the first.
+func TestValidateReportsEveryFault(t *testing.T) {
+	err := adaptive.Config{K: -1, ResetInterval: -1, Window: adaptive.Sliding, Bucket: -1, Mode: 9}.Validate()
+	var got []string
+	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		var ce *adaptive.ConfigError
+		if !errors.As(e, &ce) {
+			t.Fatalf("error %v is not an *adaptive.ConfigError", e)
+		}
+		got = append(got, ce.Field)
+	}
+	if want := []string{"K", "ResetInterval", "Bucket", "Mode"}; !slices.Equal(got, want) {
+		t.Errorf("got faults %q, want %q", got, want)
+	}
+}
+
+func TestParseWindow(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    adaptive.Window
+		wantErr bool
+	}{
+		{"", adaptive.FixedReset, false},
+		{"fixed", adaptive.FixedReset, false},
+		{"FIXED", adaptive.FixedReset, false},
+		{"FixedReset", adaptive.FixedReset, false},
+		{"sliding", adaptive.Sliding, false},
+		{"Sliding", adaptive.Sliding, false},
+		{"weekly", 0, true},
+	}
+	for _, tc := range tests {
+		got, err := adaptive.ParseWindow(tc.in)
+		if got != tc.want || (err != nil) != tc.wantErr {
+			t.Errorf("ParseWindow(%q) = %v, %v; want %v, error %v", tc.in, got, err, tc.want, tc.wantErr)
+		}
+		var ce *adaptive.ConfigError
+		if err != nil && (!errors.As(err, &ce) || ce.Field != "Window") {
+			t.Errorf("ParseWindow(%q) error %v, want an *adaptive.ConfigError for Window", tc.in, err)
+		}
+	}
+}
+
+// TestNames: Name gives what ParseMode and ParseWindow take back.
+func TestNames(t *testing.T) {
+	for _, tc := range []struct {
+		m    adaptive.Mode
+		want string
+	}{{adaptive.ModeSRE, "sre"}, {adaptive.ModePaced, "paced"}} {
+		if got, err := adaptive.ParseMode(tc.m.Name()); tc.m.Name() != tc.want || got != tc.m || err != nil {
+			t.Errorf("%v: Name() = %q, parsed back %v, %v; want %q, %v", tc.m, tc.m.Name(), got, err, tc.want, tc.m)
+		}
+	}
+	for _, tc := range []struct {
+		w    adaptive.Window
+		want string
+	}{{adaptive.FixedReset, "fixed"}, {adaptive.Sliding, "sliding"}} {
+		if got, err := adaptive.ParseWindow(tc.w.Name()); tc.w.Name() != tc.want || got != tc.w || err != nil {
+			t.Errorf("%v: Name() = %q, parsed back %v, %v; want %q, %v", tc.w, tc.w.Name(), got, err, tc.want, tc.w)
 		}
 	}
 }

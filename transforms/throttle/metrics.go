@@ -5,38 +5,40 @@ import "github.com/apache/beam/sdks/v2/go/pkg/beam"
 // Namespace is the namespace of the transform's Beam metrics.
 const Namespace = "beamthrottle"
 
-// Beam metrics of the transform, visible in the pipeline result and in the
-// Dataflow job UI. Every input element ends in exactly one of success
-// (accepted), client_throttled, server_throttled, errors or dropped.
+// Metric names of the transform's Beam metrics (in Namespace), visible in
+// the pipeline result and in the Dataflow job UI, for reading them back.
+// Every input element ends in exactly one of MetricAccepted,
+// MetricClientThrottled, MetricServerThrottled, MetricErrors or
+// MetricDropped.
+const (
+	MetricRequests        = "requests"         // decisions made, retries included
+	MetricAccepted        = "accepted"         // calls the backend accepted (= Success elements)
+	MetricClientThrottled = "client_throttled" // ClientThrottled elements
+	MetricServerThrottled = "server_throttled" // ServerThrottled elements
+	MetricErrors          = "errors"           // Errors elements
+	MetricRetries         = "retries"          // throttled elements kept for another attempt
+	MetricDropped         = "dropped"          // throttled elements discarded by the Drop strategy
+	MetricBuffered        = "buffered"         // elements that reached a group's buffer
+	MetricPostponed       = "postponed"        // elements a firing left in the queue for a later one
+	MetricCallLatencyMs   = "call_latency_ms"  // a distribution: the caller's latency per call
+)
+
+// The transform's Beam metrics, one for each name above.
 var (
-	requestsCounter        = beam.NewCounter(Namespace, "requests")         // decisions made, retries included
-	acceptedCounter        = beam.NewCounter(Namespace, "accepted")         // calls the backend accepted (= Success elements)
-	clientThrottledCounter = beam.NewCounter(Namespace, "client_throttled") // ClientThrottled elements
-	serverThrottledCounter = beam.NewCounter(Namespace, "server_throttled") // ServerThrottled elements
-	errorsCounter          = beam.NewCounter(Namespace, "errors")           // Errors elements
-	retriesCounter         = beam.NewCounter(Namespace, "retries")          // throttled elements kept for another attempt
-	droppedCounter         = beam.NewCounter(Namespace, "dropped")          // throttled elements discarded by the Drop strategy
-	bufferedCounter        = beam.NewCounter(Namespace, "buffered")
-	postponedCounter       = beam.NewCounter(Namespace, "postponed") // elements a firing left in the queue for a later one
-	latencyMs              = beam.NewDistribution(Namespace, "call_latency_ms")
+	requestsCounter        = beam.NewCounter(Namespace, MetricRequests)
+	acceptedCounter        = beam.NewCounter(Namespace, MetricAccepted)
+	clientThrottledCounter = beam.NewCounter(Namespace, MetricClientThrottled)
+	serverThrottledCounter = beam.NewCounter(Namespace, MetricServerThrottled)
+	errorsCounter          = beam.NewCounter(Namespace, MetricErrors)
+	retriesCounter         = beam.NewCounter(Namespace, MetricRetries)
+	droppedCounter         = beam.NewCounter(Namespace, MetricDropped)
+	bufferedCounter        = beam.NewCounter(Namespace, MetricBuffered)
+	postponedCounter       = beam.NewCounter(Namespace, MetricPostponed)
+	latencyMs              = beam.NewDistribution(Namespace, MetricCallLatencyMs)
 
 	// throttlingMsecs is the counter Beam's Java and Python IOs use to tell
 	// Dataflow's autoscaler that time was spent throttled. The transform adds
 	// one batch interval for every firing in which an element was throttled
 	// or left buffered for a later firing.
 	throttlingMsecs = beam.NewCounter("beam-throttling-metrics", "throttling-msecs")
-)
-
-// Metric names, for reading the counters back from a pipeline result.
-const (
-	MetricRequests        = "requests"
-	MetricAccepted        = "accepted"
-	MetricClientThrottled = "client_throttled"
-	MetricServerThrottled = "server_throttled"
-	MetricErrors          = "errors"
-	MetricRetries         = "retries"
-	MetricDropped         = "dropped"
-	MetricBuffered        = "buffered"
-	MetricPostponed       = "postponed"
-	MetricCallLatencyMs   = "call_latency_ms"
 )

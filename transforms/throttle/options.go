@@ -1,6 +1,7 @@
 package throttle
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -38,7 +39,8 @@ const (
 
 // ParseStrategy parses "route", "drop", "retry" or "postpone" (also the
 // original tool's "dlq" for route). "" is the mode's default: postpone in
-// ModePaced, route in ModeSRE.
+// ModePaced, route in ModeSRE. Its error is an *OptionError for
+// WithStrategy.
 func ParseStrategy(s string) (Strategy, error) {
 	switch s {
 	case "":
@@ -52,7 +54,7 @@ func ParseStrategy(s string) (Strategy, error) {
 	case "postpone", "POSTPONE":
 		return Postpone, nil
 	}
-	return "", fmt.Errorf("throttle: unknown strategy %q (want route, drop, retry or postpone)", s)
+	return "", &OptionError{Option: "WithStrategy", Err: fmt.Errorf("unknown strategy %q (want route, drop, retry or postpone)", s)}
 }
 
 // Scope says which groups share one throttling policy.
@@ -76,18 +78,22 @@ const (
 )
 
 // ParseScope parses "worker" or "group". "" is the mode's default: worker
-// in ModePaced, group in ModeSRE.
+// in ModePaced, group in ModeSRE. Its error is an *OptionError for
+// WithScope.
 func ParseScope(s string) (Scope, error) {
 	switch Scope(s) {
 	case "", ScopeWorker, ScopeGroup:
 		return Scope(s), nil
 	}
-	return "", fmt.Errorf("throttle: unknown scope %q (want worker or group)", s)
+	return "", &OptionError{Option: "WithScope", Err: fmt.Errorf("unknown scope %q (want worker or group)", s)}
 }
 
 // Defaults of the options. The throughput ceiling of one group is
 // BatchSize / BatchInterval calls per second (with CallsInFlight 1 and a
-// fast backend), so the ceiling of the transform is Groups × that.
+// fast backend), so the ceiling of the transform is Groups × that. The
+// algorithm's settings (K, the window) default where package adaptive
+// defines them: adaptive.DefaultK, adaptive.DefaultResetInterval and the
+// others.
 const (
 	DefaultGroups = 1
 	// DefaultMode is the pacer: it postpones what it cannot send now and
@@ -97,8 +103,6 @@ const (
 	DefaultMode          = adaptive.ModePaced
 	DefaultBatchSize     = 100
 	DefaultBatchInterval = time.Second
-	DefaultK             = 2.0
-	DefaultResetInterval = time.Minute
 	DefaultMaxAttempts   = 3
 	DefaultMaxAge        = 10 * time.Minute
 	DefaultCallTimeout   = 30 * time.Second
@@ -109,6 +113,10 @@ const (
 	// docs/design/postponement.md.
 	DefaultMaxWait time.Duration = 0
 )
+
+// bufferBatch is how many elements the keying step packs into one write to
+// a group's buffer.
+const bufferBatch = 500
 
 // config is filled by Options. Its exported fields are serialised into the
 // DoFns.
@@ -132,6 +140,10 @@ type config struct {
 	MaxWait       time.Duration
 	Scope         Scope
 	Quota         QuotaConfig
+
+	// windowOptions names the options that chose the window
+	// (WithResetInterval, WithSlidingWindow), for validate.
+	windowOptions []string
 }
 
 func defaultConfig() config {
@@ -139,14 +151,60 @@ func defaultConfig() config {
 		Groups:        DefaultGroups,
 		BatchSize:     DefaultBatchSize,
 		BatchInterval: DefaultBatchInterval,
-		Adaptive:      adaptive.Config{Mode: DefaultMode, K: DefaultK, Window: adaptive.FixedReset, ResetInterval: DefaultResetInterval},
+		// The other fields' zero values are adaptive's defaults.
+		Adaptive:      adaptive.Config{Mode: DefaultMode},
 		MaxAttempts:   DefaultMaxAttempts,
 		MaxAge:        DefaultMaxAge,
 		CallTimeout:   DefaultCallTimeout,
 		CallsInFlight: DefaultCallsInFlight,
-		BufferBatch:   500,
+		BufferBatch:   bufferBatch,
 	}
 }
+
+// newConfig applies opts to the defaults, resolves the defaults that depend
+// on other options, and validates the result.
+func newConfig(opts []Option) (config, error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	cfg = cfg.resolved()
+	return cfg, cfg.validate()
+}
+
+// ValidateOptions reports whether opts configure Adaptive validly, as
+// TryAdaptive would find before building anything: nil, or every fault,
+// each an *OptionError or (for the algorithm's settings, such as WithK) an
+// *adaptive.ConfigError, joined with errors.Join. Options are applied in
+// order, but no option undoes another: each sets its own settings, and
+// options that contradict each other are a fault whatever their order.
+func ValidateOptions(opts ...Option) error {
+	_, err := newConfig(opts)
+	return err
+}
+
+// An OptionError reports an option of Adaptive whose value cannot be used,
+// so that a caller can say which of its own settings is at fault (the
+// pipeline's flags do). Faults of the algorithm's settings are
+// *adaptive.ConfigError instead.
+type OptionError struct {
+	Option string // the option at fault: "WithBatchSize", "WithQuota", ...
+	Field  string // for an option taking a struct (WithQuota): the field at fault, such as "Rate"; else ""
+	Err    error  // what is wrong
+}
+
+// Error returns "throttle: Option: what is wrong", or with a Field
+// "throttle: Option: Field: what is wrong".
+func (e *OptionError) Error() string {
+	msg := "throttle: " + e.Option + ": "
+	if e.Field != "" {
+		msg += e.Field + ": "
+	}
+	return msg + e.Err.Error()
+}
+
+// Unwrap returns Err.
+func (e *OptionError) Unwrap() error { return e.Err }
 
 // resolved fills defaults that depend on other options.
 func (c config) resolved() config {
@@ -165,43 +223,68 @@ func (c config) resolved() config {
 	return c
 }
 
+// validate checks the transform's own settings here, the algorithm's in
+// adaptive.Config.Validate and the shared quota's in QuotaConfig.Validate:
+// each rule in one place.
 func (c config) validate() error {
-	switch {
-	case c.Groups < 1:
-		return fmt.Errorf("groups must be >= 1, got %d", c.Groups)
-	case c.Scope != ScopeWorker && c.Scope != ScopeGroup:
-		return fmt.Errorf("unknown scope %q (want worker or group)", c.Scope)
-	case c.BatchSize < 1:
-		return fmt.Errorf("batch size must be >= 1, got %d", c.BatchSize)
-	case c.BatchInterval <= 0:
-		return fmt.Errorf("batch interval must be > 0, got %v", c.BatchInterval)
-	case c.MaxAttempts < 1:
-		return fmt.Errorf("max attempts must be >= 1, got %d", c.MaxAttempts)
-	case c.MaxAge <= 0:
-		return fmt.Errorf("max age must be > 0, got %v", c.MaxAge)
-	case c.CallTimeout <= 0:
-		return fmt.Errorf("call timeout must be > 0, got %v", c.CallTimeout)
-	case c.CallsInFlight < 1:
-		return fmt.Errorf("calls in flight must be >= 1, got %d", c.CallsInFlight)
-	case c.MaxBuffered < 0:
-		return fmt.Errorf("max buffered must be >= 0, got %d", c.MaxBuffered)
-	case c.MaxWait < 0:
-		return fmt.Errorf("max wait must be >= 0, got %v", c.MaxWait)
-	case c.MaxPayload < 0:
-		return fmt.Errorf("max payload bytes must be >= 0, got %d", c.MaxPayload)
-	case c.BufferBatch < 1:
-		return fmt.Errorf("buffer batch must be >= 1, got %d", c.BufferBatch)
+	var errs []error
+	bad := func(option, format string, args ...any) {
+		errs = append(errs, &OptionError{Option: option, Err: fmt.Errorf(format, args...)})
+	}
+	if c.Groups < 1 {
+		bad("WithGroups", "must be >= 1, got %d", c.Groups)
+	}
+	if _, err := ParseScope(string(c.Scope)); err != nil {
+		errs = append(errs, err)
+	}
+	if c.BatchSize < 1 {
+		bad("WithBatchSize", "must be >= 1, got %d", c.BatchSize)
+	}
+	if c.BatchInterval <= 0 {
+		bad("WithBatchInterval", "must be > 0, got %v", c.BatchInterval)
+	}
+	if len(c.windowOptions) > 1 {
+		bad(c.windowOptions[1], "cannot be combined with %s: choose one window", c.windowOptions[0])
+	}
+	if c.MaxAttempts < 1 {
+		bad("WithMaxAttempts", "must be >= 1, got %d", c.MaxAttempts)
+	}
+	if c.MaxAge <= 0 {
+		bad("WithMaxAge", "must be > 0, got %v", c.MaxAge)
+	}
+	if c.CallTimeout <= 0 {
+		bad("WithCallTimeout", "must be > 0, got %v", c.CallTimeout)
+	}
+	if c.CallsInFlight < 1 {
+		bad("WithCallsInFlight", "must be >= 1, got %d", c.CallsInFlight)
+	}
+	if c.MaxBuffered < 0 {
+		bad("WithMaxBuffered", "must be >= 0, got %d", c.MaxBuffered)
+	}
+	if c.MaxWait < 0 {
+		bad("WithMaxWait", "must be >= 0, got %v", c.MaxWait)
+	}
+	if c.MaxPayload < 0 {
+		bad("WithMaxPayloadBytes", "must be >= 0, got %d", c.MaxPayload)
 	}
 	if _, err := ParseStrategy(string(c.Strategy)); err != nil {
-		return err
+		errs = append(errs, err)
 	}
-	if err := c.Quota.Validate(); err != nil {
-		return err
+	// One flat list: the quota's and the algorithm's faults beside these.
+	for _, err := range []error{c.Quota.Validate(), c.Adaptive.Validate()} {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			errs = append(errs, j.Unwrap()...)
+		} else {
+			errs = append(errs, err)
+		}
 	}
-	return c.Adaptive.Validate()
+	return errors.Join(errs...)
 }
 
-// Option configures Adaptive.
+// Option configures Adaptive. Each option sets its own settings and no
+// other, so the order of the options does not matter, except that a later
+// option of the same name overrides an earlier one. WithResetInterval and
+// WithSlidingWindow both choose the window: giving both is an error.
 type Option func(*config)
 
 // WithScope sets which groups share one throttling policy (see Scope). The
@@ -221,29 +304,40 @@ func WithBatchSize(n int) Option { return func(c *config) { c.BatchSize = n } }
 // batch (default 1s).
 func WithBatchInterval(d time.Duration) Option { return func(c *config) { c.BatchInterval = d } }
 
-// WithK sets the SRE multiplier K (default 2.0, must be > 0). Lower values
-// throttle more aggressively: the client sends at most about K times what
-// the backend accepts.
+// WithK sets the SRE multiplier K (adaptive.Config.K: 0 means
+// adaptive.DefaultK, 2; otherwise it must be positive and finite). Lower
+// values throttle more aggressively: the client sends at most about K times
+// what the backend accepts.
 func WithK(k float64) Option { return func(c *config) { c.Adaptive.K = k } }
 
 // WithResetInterval selects the fixed-reset window (the default) and sets how
-// often the counters are zeroed (default 1 minute).
+// often the counters are zeroed (0 means adaptive.DefaultResetInterval, 1
+// minute). It cannot be combined with WithSlidingWindow.
 func WithResetInterval(d time.Duration) Option {
 	return func(c *config) {
-		c.Adaptive.Window = adaptive.FixedReset
+		c.chooseWindow("WithResetInterval", adaptive.FixedReset)
 		c.Adaptive.ResetInterval = d
 	}
 }
 
 // WithSlidingWindow selects the sliding window: counts over the last size
-// (default 2 minutes when 0) in buckets of bucket (default 1s when 0), so
-// history is forgotten gradually rather than all at once.
+// (0 means adaptive.DefaultWindowSize, 2 minutes) in buckets of bucket (0
+// means adaptive.DefaultBucket, 1s), so history is forgotten gradually
+// rather than all at once. It cannot be combined with WithResetInterval.
 func WithSlidingWindow(size, bucket time.Duration) Option {
 	return func(c *config) {
-		c.Adaptive.Window = adaptive.Sliding
+		c.chooseWindow("WithSlidingWindow", adaptive.Sliding)
 		c.Adaptive.WindowSize = size
 		c.Adaptive.Bucket = bucket
 	}
+}
+
+// chooseWindow records that option chose the window w.
+func (c *config) chooseWindow(option string, w adaptive.Window) {
+	if len(c.windowOptions) == 0 || c.windowOptions[0] != option {
+		c.windowOptions = append(c.windowOptions, option)
+	}
+	c.Adaptive.Window = w
 }
 
 // WithMode selects the throttle algorithm: adaptive.ModePaced (the
@@ -251,10 +345,6 @@ func WithSlidingWindow(size, bucket time.Duration) Option {
 // postpones the rest) or adaptive.ModeSRE (the original tool's SRE formula,
 // which rejects at random). See docs/sim/results.md for how they compare.
 func WithMode(m adaptive.Mode) Option { return func(c *config) { c.Adaptive.Mode = m } }
-
-// WithAdaptiveConfig sets the whole algorithm configuration at once,
-// including its Mode (whose zero value is ModeSRE).
-func WithAdaptiveConfig(ac adaptive.Config) Option { return func(c *config) { c.Adaptive = ac } }
 
 // WithCountFailuresAsRejects makes calls that failed for reasons other than
 // overload count as rejected by the backend (by default they count as

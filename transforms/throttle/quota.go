@@ -2,8 +2,10 @@ package throttle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"sync"
 	"time"
 
@@ -72,39 +74,49 @@ const quotaKeyEntry = "key"
 // enabled reports whether c asks for a shared quota.
 func (c QuotaConfig) enabled() bool { return c.Backend != "" && c.Backend != NoQuota }
 
-// Validate reports whether c is usable, naming the field that is not.
+// Validate reports whether c is usable: nil, or every fault, each an
+// *OptionError for WithQuota naming the field at fault, joined with
+// errors.Join.
 func (c QuotaConfig) Validate() error {
+	var errs []error
+	bad := func(field string, err error) {
+		errs = append(errs, &OptionError{Option: "WithQuota", Field: field, Err: err})
+	}
 	switch c.Backend {
 	case "", NoQuota:
 		return nil
 	case RedisQuota:
 		if _, err := adaptive.ParseRate(c.Rate); err != nil {
-			return fmt.Errorf("quota rate: %w", err)
+			bad("Rate", err)
 		}
 		if c.Burst < 0 {
-			return fmt.Errorf("quota burst must be >= 0, got %d", c.Burst)
+			bad("Burst", fmt.Errorf("must be >= 0, got %d", c.Burst))
 		}
 	case EnvoyQuota:
 		if c.Domain == "" {
-			return fmt.Errorf("quota domain is required with the envoy backend")
+			bad("Domain", errors.New("required with the envoy backend"))
 		}
 		if c.Descriptors != "" {
 			if _, err := sharedquota.ParseEntries(c.Descriptors); err != nil {
-				return fmt.Errorf("quota descriptors: %w", err)
+				bad("Descriptors", err)
 			}
 		}
 	default:
-		return fmt.Errorf("unknown quota backend %q (want none, redis or envoy)", c.Backend)
+		bad("Backend", fmt.Errorf("unknown quota backend %q (want none, redis or envoy)", c.Backend))
+		return errors.Join(errs...)
 	}
-	switch {
-	case c.Addr == "":
-		return fmt.Errorf("quota address is required with the %s backend", c.Backend)
-	case c.Key == "":
-		return fmt.Errorf("quota key is required with the %s backend", c.Backend)
-	case c.Timeout < 0:
-		return fmt.Errorf("quota timeout must be >= 0, got %v", c.Timeout)
+	if c.Addr == "" {
+		bad("Addr", fmt.Errorf("required with the %s backend", c.Backend))
+	} else if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		bad("Addr", fmt.Errorf("want host:port, got %q", c.Addr))
 	}
-	return nil
+	if c.Key == "" {
+		bad("Key", fmt.Errorf("required with the %s backend", c.Backend))
+	}
+	if c.Timeout < 0 {
+		bad("Timeout", fmt.Errorf("must be >= 0, got %v", c.Timeout))
+	}
+	return errors.Join(errs...)
 }
 
 // newQuota connects to the service of c.
@@ -138,25 +150,25 @@ func (c QuotaConfig) newQuota() (adaptive.Quota, error) {
 // for the services and for failing open or closed.
 func WithQuota(q QuotaConfig) Option { return func(c *config) { c.Quota = q } }
 
-// Beam metrics of the shared quota, named as those of Beam's
-// EnvoyRateLimiter (Java, Python).
-var (
-	quotaRequests = beam.NewCounter(Namespace, "ratelimit-requests-total") // round trips to the quota service
-	quotaAllowed  = beam.NewCounter(Namespace, "ratelimit-allowed")        // round trips that granted every permit asked
-	quotaLimited  = beam.NewCounter(Namespace, "ratelimit-throttled")      // round trips that granted fewer
-	quotaErrors   = beam.NewCounter(Namespace, "ratelimit-rpc-errors")     // round trips that failed or timed out
-	quotaPermits  = beam.NewCounter(Namespace, "ratelimit-permits")        // permits granted
-	quotaLapsed   = beam.NewCounter(Namespace, "ratelimit-permits-lapsed") // permits unspent at the end of their window
+// Metric names of the shared quota's Beam metrics (in Namespace), named as
+// those of Beam's EnvoyRateLimiter (Java, Python).
+const (
+	MetricQuotaRequests = "ratelimit-requests-total" // round trips to the quota service
+	MetricQuotaAllowed  = "ratelimit-allowed"        // round trips that granted every permit asked
+	MetricQuotaLimited  = "ratelimit-throttled"      // round trips that granted fewer
+	MetricQuotaErrors   = "ratelimit-rpc-errors"     // round trips that failed or timed out
+	MetricQuotaPermits  = "ratelimit-permits"        // permits granted
+	MetricQuotaLapsed   = "ratelimit-permits-lapsed" // permits unspent at the end of their window
 )
 
-// Metric names of the shared quota.
-const (
-	MetricQuotaRequests = "ratelimit-requests-total"
-	MetricQuotaAllowed  = "ratelimit-allowed"
-	MetricQuotaLimited  = "ratelimit-throttled"
-	MetricQuotaErrors   = "ratelimit-rpc-errors"
-	MetricQuotaPermits  = "ratelimit-permits"
-	MetricQuotaLapsed   = "ratelimit-permits-lapsed"
+// The shared quota's Beam metrics, one for each name above.
+var (
+	quotaRequests = beam.NewCounter(Namespace, MetricQuotaRequests)
+	quotaAllowed  = beam.NewCounter(Namespace, MetricQuotaAllowed)
+	quotaLimited  = beam.NewCounter(Namespace, MetricQuotaLimited)
+	quotaErrors   = beam.NewCounter(Namespace, MetricQuotaErrors)
+	quotaPermits  = beam.NewCounter(Namespace, MetricQuotaPermits)
+	quotaLapsed   = beam.NewCounter(Namespace, MetricQuotaLapsed)
 )
 
 // permitPool holds the permits a worker took from the shared quota and has

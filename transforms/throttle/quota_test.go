@@ -175,14 +175,15 @@ func TestQuotaConfigValidate(t *testing.T) {
 		{QuotaConfig{Backend: NoQuota}, ""},
 		{QuotaConfig{Backend: RedisQuota, Addr: "h:1", Key: "k", Rate: "600/m"}, ""},
 		{QuotaConfig{Backend: EnvoyQuota, Addr: "h:1", Key: "k", Domain: "d", Descriptors: "a=b,c=d"}, ""},
-		{QuotaConfig{Backend: "memcached"}, "unknown quota backend"},
-		{QuotaConfig{Backend: RedisQuota, Addr: "h:1", Key: "k", Rate: "600 per minute"}, "quota rate"},
-		{QuotaConfig{Backend: RedisQuota, Addr: "h:1", Key: "k", Rate: "600/m", Burst: -1}, "quota burst"},
-		{QuotaConfig{Backend: RedisQuota, Key: "k", Rate: "600/m"}, "quota address"},
-		{QuotaConfig{Backend: RedisQuota, Addr: "h:1", Rate: "600/m"}, "quota key"},
-		{QuotaConfig{Backend: EnvoyQuota, Addr: "h:1", Key: "k"}, "quota domain"},
-		{QuotaConfig{Backend: EnvoyQuota, Addr: "h:1", Key: "k", Domain: "d", Descriptors: "a"}, "quota descriptors"},
-		{QuotaConfig{Backend: RedisQuota, Addr: "h:1", Key: "k", Rate: "1/s", Timeout: -time.Second}, "quota timeout"},
+		{QuotaConfig{Backend: "memcached"}, "WithQuota: Backend: unknown quota backend"},
+		{QuotaConfig{Backend: RedisQuota, Addr: "h:1", Key: "k", Rate: "600 per minute"}, "WithQuota: Rate:"},
+		{QuotaConfig{Backend: RedisQuota, Addr: "h:1", Key: "k", Rate: "600/m", Burst: -1}, "WithQuota: Burst:"},
+		{QuotaConfig{Backend: RedisQuota, Key: "k", Rate: "600/m"}, "WithQuota: Addr: required"},
+		{QuotaConfig{Backend: RedisQuota, Addr: "h:1", Rate: "600/m"}, "WithQuota: Key:"},
+		{QuotaConfig{Backend: EnvoyQuota, Addr: "h:1", Key: "k"}, "WithQuota: Domain:"},
+		{QuotaConfig{Backend: EnvoyQuota, Addr: "h:1", Key: "k", Domain: "d", Descriptors: "a"}, "WithQuota: Descriptors:"},
+		{QuotaConfig{Backend: RedisQuota, Addr: "h:1", Key: "k", Rate: "1/s", Timeout: -time.Second}, "WithQuota: Timeout:"},
+		{QuotaConfig{Backend: RedisQuota, Addr: "localhost", Key: "k", Rate: "1/s"}, `WithQuota: Addr: want host:port, got "localhost"`},
 	}
 	for _, tc := range tests {
 		err := tc.q.Validate()
@@ -190,7 +191,7 @@ func TestQuotaConfigValidate(t *testing.T) {
 		case tc.want == "" && err != nil:
 			t.Errorf("%+v: %v, want nil", tc.q, err)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-			t.Errorf("%+v: %v, want an error about %s", tc.q, err, tc.want)
+			t.Errorf("%+v: %v, want an error containing %q", tc.q, err, tc.want)
 		}
 	}
 }

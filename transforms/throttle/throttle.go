@@ -112,12 +112,8 @@ func Adaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) Out
 // TryAdaptive is Adaptive returning an error for an invalid configuration
 // instead of panicking.
 func TryAdaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) (Outputs, error) {
-	cfg := defaultConfig()
-	for _, o := range opts {
-		o(&cfg)
-	}
-	cfg = cfg.resolved()
-	if err := cfg.validate(); err != nil {
+	cfg, err := newConfig(opts)
+	if err != nil {
 		return Outputs{}, err
 	}
 	if !in.IsValid() {

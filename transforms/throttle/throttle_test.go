@@ -267,7 +267,7 @@ func TestTryAdaptiveErrors(t *testing.T) {
 		{"nil caller", nil, nil, "caller is nil"},
 		{"no Call", struct{}{}, nil, "has no method Call"},
 		{"wrong element type", stringCaller{}, nil, "takes string but the input elements are []uint8"},
-		{"zero batch", mixCaller{}, []Option{WithBatchSize(0)}, "batch size"},
+		{"zero batch", mixCaller{}, []Option{WithBatchSize(0)}, "WithBatchSize: must be >= 1"},
 		{"negative K", mixCaller{}, []Option{WithK(-1)}, "K"},
 		{"bad strategy", mixCaller{}, []Option{WithStrategy("sometimes")}, "unknown strategy"},
 		{"bad key func", mixCaller{}, []Option{WithKeyFunc(tenantKey{})}, "Key has signature"},
