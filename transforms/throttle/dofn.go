@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"reflect"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -431,6 +432,9 @@ type firing struct {
 	requeue []item    // elements to try again on a later firing (429s, retries)
 	rest    []item    // elements the policy postponed, not tried in this firing
 	retryAt time.Time // when the policy wants to be asked again; zero if it did not postpone
+
+	calls  int64        // calls made inline (callInline), numbering them
+	active atomic.Int64 // the number of the inline call under way, 0 if none or abandoned
 }
 
 // newFiring starts a firing of group key for the timer time fire.
@@ -481,22 +485,52 @@ func (fr *firing) next() time.Time {
 	return next
 }
 
-// run works through items.
+// run works through items. The work runs in a goroutine of its own: with
+// one call in flight (CallsInFlight 1) the calls are made in it, one after
+// the other, without handing each to a goroutine of its own (which cost
+// more than the whole rest of the transform with a fast backend); a call
+// that outlives its timeout is abandoned with that goroutine, and run
+// carries on with the next element in a new one.
 func (fr *firing) run(items []item) {
-	f := fr.fn
-	deadline := fr.start().Add(firingWait(f.BatchInterval))
-	answers := make(chan answer, f.CallsInFlight)
+	deadline := fr.start().Add(firingWait(fr.fn.BatchInterval))
 	for i := range items {
 		if items[i].Since == 0 { // queued by an older version
 			items[i].Since = fr.fire.UnixNano()
 		}
 	}
+	for from := 0; ; {
+		stuck := make(chan answer, 1)
+		done := make(chan any, 1)
+		go func() {
+			defer func() { done <- recover() }()
+			fr.work(items, from, deadline, stuck)
+		}()
+		select {
+		case p := <-done:
+			if p != nil {
+				panic(p) // in the bundle's goroutine, where Beam fails the bundle
+			}
+			return
+		case a := <-stuck:
+			a.res = callResult{err: &TimeoutError{Timeout: fr.fn.CallTimeout}, latency: fr.fn.CallTimeout}
+			fr.answered(&items[a.idx], a)
+			from = a.idx + 1
+		}
+	}
+}
+
+// work works through items from the index from on. With one call in
+// flight it makes each call itself (see callInline) and returns at once if
+// a call was abandoned, its answer sent on stuck.
+func (fr *firing) work(items []item, from int, deadline time.Time, stuck chan<- answer) {
+	f := fr.fn
+	answers := make(chan answer, f.CallsInFlight)
 	inFlight := 0
 	collect := func(a answer) {
 		inFlight--
 		fr.answered(&items[a.idx], a)
 	}
-	for i := 0; i < len(items); {
+	for i := from; i < len(items); {
 		it := &items[i]
 		now := fr.now()
 		if fr.expired(now, it) {
@@ -512,14 +546,16 @@ func (fr *firing) run(items []item) {
 		switch d.Verdict {
 		case adaptive.Send:
 			fr.attempt(now, it)
-			inFlight++
 			a := answer{idx: i, sent: now, p: d.Probability}
 			if f.CallsInFlight == 1 {
-				// One call at a time: make it here (the channel has room)
-				// rather than in a goroutine of its own.
-				a.res = f.invoker.safeCall(fr.ctx, f.CallTimeout, it.Payload)
-				answers <- a
+				res, ok := fr.callInline(a, it.Payload, stuck)
+				if !ok {
+					return // abandoned: run goes on without this goroutine
+				}
+				a.res = res
+				fr.answered(it, a)
 			} else {
+				inFlight++
 				go func(payload []byte) {
 					a.res = f.invoker.safeCall(fr.ctx, f.CallTimeout, payload)
 					answers <- a
@@ -555,6 +591,32 @@ func (fr *firing) run(items []item) {
 	for inFlight > 0 {
 		collect(<-answers)
 	}
+}
+
+// callInline makes the call of a in the calling goroutine, within the call
+// timeout. If the timeout runs out first, the call is abandoned: a is sent
+// on stuck at once, and when the call returns at last, callInline reports
+// false and its goroutine must leave the firing alone.
+func (fr *firing) callInline(a answer, payload []byte, stuck chan<- answer) (callResult, bool) {
+	f := fr.fn
+	fr.calls++
+	tok := fr.calls
+	fr.active.Store(tok)
+	ctx, cancel := context.WithTimeout(fr.ctx, f.CallTimeout)
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() {
+		if fr.active.CompareAndSwap(tok, 0) {
+			stuck <- a
+		}
+	})
+	start := time.Now()
+	resp, err := f.invoker.guardedCall(ctx, payload)
+	lat := time.Since(start)
+	stop()
+	if !fr.active.CompareAndSwap(tok, 0) {
+		return callResult{}, false
+	}
+	return callResult{resp: resp, err: err, latency: lat}, true
 }
 
 // expiryDue returns when the first element this firing leaves queued runs

@@ -327,3 +327,47 @@ func TestBatchCoder(t *testing.T) {
 		t.Errorf("unknown version: got %v, want a version error", err)
 	}
 }
+
+// gateCaller blocks on payloads "hang" until gate is closed, ignoring its
+// context, and echoes the others.
+type gateCaller struct{ gate chan struct{} }
+
+func (c gateCaller) Call(_ context.Context, req []byte) ([]byte, error) {
+	if string(req) == "hang" {
+		<-c.gate
+	}
+	return req, nil
+}
+
+// TestFiringAbandonsHungCall: with one call in flight the firing makes its
+// calls itself; a call that outlives the timeout is abandoned, its element
+// goes to Errors, and the firing goes on with the next elements.
+func TestFiringAbandonsHungCall(t *testing.T) {
+	gate := make(chan struct{})
+	defer close(gate)
+	var o outs
+	f := &throttleFn{Strategy: Route}
+	fr := testFiring(f, &scriptPolicy{}, &o)
+	f.CallTimeout = 10 * time.Millisecond
+	f.invoker = newInvoker(reflect.ValueOf(gateCaller{gate: gate}), bytesType, bytesType)
+	fr.run(items("a", "hang", "b", "hang", "c"))
+	if got, want := countsOf(fr, &o), (counts{OK: 3, Errs: 2}); got != want {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+	for _, r := range o.errs {
+		if string(r.Input) != "hang" || r.Error != (&TimeoutError{Timeout: f.CallTimeout}).Error() {
+			t.Errorf("record %+v, want the timeout of a hung call", r)
+		}
+	}
+	if want := []string{"a", "b", "c"}; fmt.Sprint(bytesToStrings(o.ok)) != fmt.Sprint(want) {
+		t.Errorf("successes %q, want %q in order", bytesToStrings(o.ok), want)
+	}
+}
+
+func bytesToStrings(bs [][]byte) []string {
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = string(b)
+	}
+	return out
+}
