@@ -30,9 +30,10 @@ import (
 // from the head, so the work and memory of a firing are proportional to the
 // batch size, not to the buffer (a runner with persistent state, such as
 // Dataflow, holds the backlog outside the worker's memory). MaxBuffered
-// bounds the backlog: elements arriving at a full buffer are shed to
-// ClientThrottled at once. The throttle counters live in value state, so they survive bundle
-// boundaries and moves of the key between workers.
+// bounds the backlog: elements arriving at a full buffer are shed at once,
+// client-throttled (to ClientThrottled, or dropped under Drop). The policy's
+// state lives in value state, so it survives bundle boundaries and moves of
+// the key between workers. Batches are coded by encodeBatch.
 // Each firing works through the head of the queue as the group's policy
 // decides (see firing).
 type throttleFn struct {
