@@ -18,6 +18,38 @@ import (
 
 func init() {
 	register.DoFn3x1[context.Context, []byte, func([]byte), error](&plainCallFn{})
+	register.DoFn2x0[[]byte, func(int, []byte)](&benchKeyFn{})
+	register.DoFn4x1[context.Context, int, func(*[]byte) bool, func([]byte), error](&groupCallFn{})
+	register.Emitter2[int, []byte]()
+	register.Iter1[[]byte]()
+}
+
+// benchKeyFn and groupCallFn are the keyed-shuffle reference: the elements
+// spread over Groups keys (round robin), grouped by key (GroupByKey), and
+// the no-op caller called for each, as the transform's stateful step needs
+// its input keyed and shuffled anyway.
+type benchKeyFn struct {
+	Groups int
+	n      int
+}
+
+func (f *benchKeyFn) ProcessElement(b []byte, emit func(int, []byte)) {
+	f.n++
+	emit(f.n%f.Groups, b)
+}
+
+type groupCallFn struct{}
+
+func (groupCallFn) ProcessElement(ctx context.Context, _ int, iter func(*[]byte) bool, emit func([]byte)) error {
+	var b []byte
+	for iter(&b) {
+		resp, err := clientcall.Echo{}.Call(ctx, b)
+		if err != nil {
+			return err
+		}
+		emit(resp)
+	}
+	return nil
 }
 
 // plainCallFn is the baseline: a stateless ParDo calling the same no-op
@@ -65,11 +97,21 @@ func runBench(b *testing.B, build func(s beam.Scope, in beam.PCollection)) float
 }
 
 // BenchmarkAdaptive measures the transform with a no-op caller, next to a
-// plain ParDo calling the same caller, and reports their ratio.
+// plain ParDo calling the same caller, and reports their ratio. The
+// KeyedShuffle row is the floor of a keyed step: the same calls after a
+// GroupByKey over 4 keys.
 func BenchmarkAdaptive(b *testing.B) {
 	var plain float64
 	b.Run("PlainParDo", func(b *testing.B) {
 		plain = runBench(b, func(s beam.Scope, in beam.PCollection) { beam.ParDo(s, plainCallFn{}, in) })
+	})
+	b.Run("KeyedShuffle/groups=4", func(b *testing.B) {
+		rate := runBench(b, func(s beam.Scope, in beam.PCollection) {
+			beam.ParDo(s, groupCallFn{}, beam.GroupByKey(s, beam.ParDo(s, &benchKeyFn{Groups: 4}, in)))
+		})
+		if plain > 0 {
+			b.ReportMetric(rate/plain, "ratio-to-plain")
+		}
 	})
 	for _, c := range []struct {
 		mode          adaptive.Mode

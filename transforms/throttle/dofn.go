@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"reflect"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -29,9 +30,10 @@ import (
 // from the head, so the work and memory of a firing are proportional to the
 // batch size, not to the buffer (a runner with persistent state, such as
 // Dataflow, holds the backlog outside the worker's memory). MaxBuffered
-// bounds the backlog: elements arriving at a full buffer are shed to
-// ClientThrottled at once. The throttle counters live in value state, so they survive bundle
-// boundaries and moves of the key between workers.
+// bounds the backlog: elements arriving at a full buffer are shed at once,
+// client-throttled (to ClientThrottled, or dropped under Drop). The policy's
+// state lives in value state, so it survives bundle boundaries and moves of
+// the key between workers. Batches are coded by encodeBatch.
 // Each firing works through the head of the queue as the group's policy
 // decides (see firing).
 type throttleFn struct {
@@ -179,32 +181,29 @@ type queueMeta struct {
 // maxScan bounds how many stored batches one firing looks at.
 const maxScan = 256
 
+// emitters are the four outputs of the stateful step.
+type emitters struct {
+	ok           func([]byte)
+	ct, st, errs func(Record)
+}
+
 // ProcessElement adds a batch to the group's queue and arms the timer if it
-// is not armed yet. Elements beyond MaxBuffered are shed to ClientThrottled.
+// is not armed yet. Elements beyond MaxBuffered are shed: they fail at once
+// as client-throttled, and the strategy decides where they go.
 func (f *throttleFn) ProcessElement(ctx context.Context, sp state.Provider, tp timers.Provider, key string, b batch,
-	_ func([]byte), emitCT, _, _ func(Record)) error {
-	f.report(ctx, &tally{}, true)
+	emitOK func([]byte), emitCT, emitST, emitErr func(Record)) error {
 	meta, _, err := f.Meta.Read(sp)
 	if err != nil {
 		return err
 	}
-	if f.MaxBuffered > 0 && meta.Size+int64(len(b.Items)) > int64(f.MaxBuffered) {
-		room := max(int64(f.MaxBuffered)-meta.Size, 0)
-		now := time.Now()
-		for _, it := range b.Items[room:] {
-			emitCT(Record{
-				Input: it.Payload, Outcome: OutcomeClientThrottled, Group: key, Probability: 1,
-				Error:        fmt.Sprintf("Throttled by Client. Group buffer full (%d elements)", f.MaxBuffered),
-				FirstAttempt: now.UnixMicro(), LastAttempt: now.UnixMicro(),
-			})
-		}
-		clientThrottledCounter.Inc(ctx, int64(len(b.Items))-room)
-		b.Items = b.Items[:room]
-		if len(b.Items) == 0 {
-			return nil
-		}
+	now := time.Now()
+	fr := f.newFiring(ctx, key, now, emitters{ok: emitOK, ct: emitCT, st: emitST, errs: emitErr})
+	b.Items = fr.shed(now, b.Items, meta.Size)
+	f.report(ctx, &fr.t, true)
+	if len(b.Items) == 0 {
+		return nil
 	}
-	since := time.Now().UnixNano() + meta.Skew
+	since := now.UnixNano() + meta.Skew
 	for i := range b.Items {
 		b.Items[i].Since = since
 	}
@@ -215,7 +214,7 @@ func (f *throttleFn) ProcessElement(ctx context.Context, sp state.Provider, tp t
 	meta.Size += int64(len(b.Items))
 	bufferedCounter.Inc(ctx, int64(len(b.Items)))
 	if meta.Armed == 0 {
-		fire := time.Now().Add(f.BatchInterval)
+		fire := now.Add(f.BatchInterval)
 		f.Flush.Set(tp, fire)
 		meta.Armed = fire.UnixNano()
 	}
@@ -240,13 +239,7 @@ func (f *throttleFn) take(sp state.Provider, meta *queueMeta, n int, fireNs int6
 			continue
 		}
 		var rest []item
-		for _, it := range b.Items {
-			if len(work) < n && it.NotBefore <= fireNs {
-				work = append(work, it)
-			} else {
-				rest = append(rest, it)
-			}
-		}
+		work, rest = takeEligible(work, b.Items, n, fireNs)
 		switch {
 		case len(rest) == 0:
 			if err := f.Queue.Remove(sp, k); err != nil {
@@ -263,6 +256,35 @@ func (f *throttleFn) take(sp state.Provider, meta *queueMeta, n int, fireNs int6
 	}
 	meta.Size -= int64(len(work))
 	return work, nil
+}
+
+// takeEligible appends to work, in order, the items of from that are
+// eligible at fireNs (NotBefore), until work holds n; it returns work and
+// the items of from it left.
+func takeEligible(work, from []item, n int, fireNs int64) (taken, rest []item) {
+	for i := range from {
+		if len(work) < n && from[i].NotBefore <= fireNs {
+			work = append(work, from[i])
+		} else {
+			rest = append(rest, from[i])
+		}
+	}
+	return work, rest
+}
+
+// putBack stores items at the head of the queue, in order, in batches of at
+// most BatchSize, so that the next firing reads and removes whole batches
+// instead of rewriting one large remainder.
+func (f *throttleFn) putBack(sp state.Provider, meta *queueMeta, items []item) error {
+	size := max(f.BatchSize, 1)
+	for end := len(items); end > 0; end -= size {
+		meta.Head--
+		if err := f.Queue.Put(sp, meta.Head, batch{Items: items[max(end-size, 0):end]}); err != nil {
+			return err
+		}
+	}
+	meta.Size += int64(len(items))
+	return nil
 }
 
 // maxExpireRounds bounds how many times a firing takes from the queue again
@@ -282,21 +304,27 @@ func (fr *firing) takeLive(sp state.Provider, meta *queueMeta) ([]item, error) {
 		if err != nil || len(got) == 0 {
 			return live, err
 		}
-		expired := 0
-		now := fr.now()
-		for i := range got {
-			if f.MaxWait > 0 && got[i].Since != 0 && now.Sub(time.Unix(0, got[i].Since)) > f.MaxWait {
-				fr.expire(now, &got[i])
-				expired++
-				continue
-			}
-			live = append(live, got[i])
-		}
-		if expired == 0 || len(live) >= f.BatchSize {
+		n := len(live)
+		live = fr.dropExpired(live, got)
+		if len(live)-n == len(got) || len(live) >= f.BatchSize {
 			break
 		}
 	}
 	return live, nil
+}
+
+// dropExpired routes the elements of got that waited longer than MaxWait
+// (see expire) and appends the others to live.
+func (fr *firing) dropExpired(live, got []item) []item {
+	now := fr.now()
+	for i := range got {
+		if fr.expired(now, &got[i]) {
+			fr.expire(now, got[i])
+			continue
+		}
+		live = append(live, got[i])
+	}
+	return live
 }
 
 // tally counts one firing's outcomes, added to the Beam counters at its end.
@@ -308,10 +336,7 @@ type tally struct {
 // OnTimer runs one firing of the group (see firing).
 func (f *throttleFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key string, _ timers.Context,
 	emitOK func([]byte), emitCT, emitST, emitErr func(Record)) error {
-	fr := &firing{
-		fn: f, ctx: ctx, key: key, fire: ts.ToTime(), wall: time.Now(),
-		emitOK: emitOK, emitCT: emitCT, emitST: emitST, emitErr: emitErr,
-	}
+	fr := f.newFiring(ctx, key, ts.ToTime(), emitters{ok: emitOK, ct: emitCT, st: emitST, errs: emitErr})
 	meta, _, err := f.Meta.Read(sp)
 	if err != nil {
 		return err
@@ -349,31 +374,15 @@ func (f *throttleFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Pr
 	// What goes back keeps its place at the head of the queue, oldest
 	// first: it is older than everything behind it.
 	if back := append(fr.requeue, fr.rest...); len(back) > 0 {
-		meta.Head--
-		if err := f.Queue.Put(sp, meta.Head, batch{Items: back}); err != nil {
+		if err := f.putBack(sp, &meta, back); err != nil {
 			return err
 		}
-		meta.Size += int64(len(back))
 		fr.t.postponed += int64(len(fr.rest))
 	}
 	meta.Armed = 0
 	meta.Skew = fr.start().UnixNano() - fr.wall.UnixNano()
 	if meta.Size > 0 {
-		next := fr.fire.Add(f.BatchInterval)
-		if !fr.retryAt.IsZero() {
-			// Runners keep timer times in milliseconds: round up, so the
-			// firing does not come before the slot it waits for.
-			next = fr.retryAt.Add(time.Millisecond - 1).Truncate(time.Millisecond)
-			// But no later than the first element's max wait runs out, so
-			// that a long postponement (a quota spent for the day) does not
-			// hold back the elements MaxWait would route.
-			if due := fr.expiryDue(); !due.IsZero() && due.Before(next) {
-				next = due
-			}
-		}
-		if !next.After(fr.fire) {
-			next = fr.fire.Add(time.Millisecond)
-		}
+		next := fr.next()
 		f.Flush.Set(tp, next)
 		meta.Armed = next.UnixNano()
 		fr.t.throttled = true
@@ -400,27 +409,38 @@ func firingWait(batchInterval time.Duration) time.Duration { return batchInterva
 // firing is one firing of a group's timer: it works through the elements
 // taken from the head of the queue, oldest first. For each it asks the
 // policy: Send calls it (CallsInFlight at most at once, answers recorded as
-// they come); Postpone to a time within a tenth of the batch interval waits
-// for it inside the firing; Postpone beyond it ends the firing, and the
-// timer is set for that time, so sends are spread at the policy's pace, not
-// sent back to back; Reject applies the strategy.
+// they come); Postpone to a time within the firing's wait (firingWait)
+// waits for it inside the firing; Postpone beyond it ends the firing, and
+// the timer is set for that time, so sends are spread at the policy's pace,
+// not sent back to back; Reject applies the strategy (see throttled).
 //
 // The throttle's clock is the timer's firing time (or the wall clock, if
 // the timer fired late) plus the wall time spent in the firing, so that it
 // follows the runner's processing-time clock (real or, under a test clock,
 // synthetic).
+//
+// ProcessElement uses a firing too, to shed what a full buffer cannot take.
 type firing struct {
-	fn                      *throttleFn
-	ctx                     context.Context
-	key                     string
-	fire, wall              time.Time
-	emitOK                  func([]byte)
-	emitCT, emitST, emitErr func(Record)
+	fn    *throttleFn
+	ctx   context.Context
+	key   string
+	fire  time.Time        // the timer's time
+	wall  time.Time        // the wall clock when the firing began
+	clock func() time.Time // the wall clock: time.Now, fixed in tests
+	out   emitters
 
 	t       tally
 	requeue []item    // elements to try again on a later firing (429s, retries)
 	rest    []item    // elements the policy postponed, not tried in this firing
 	retryAt time.Time // when the policy wants to be asked again; zero if it did not postpone
+
+	calls  int64        // calls made inline (callInline), numbering them
+	active atomic.Int64 // the number of the inline call under way, 0 if none or abandoned
+}
+
+// newFiring starts a firing of group key for the timer time fire.
+func (f *throttleFn) newFiring(ctx context.Context, key string, fire time.Time, out emitters) *firing {
+	return &firing{fn: f, ctx: ctx, key: key, fire: fire, wall: time.Now(), clock: time.Now, out: out}
 }
 
 // answer is the result of one call.
@@ -431,7 +451,7 @@ type answer struct {
 	res  callResult
 }
 
-func (fr *firing) now() time.Time { return fr.start().Add(time.Since(fr.wall)) }
+func (fr *firing) now() time.Time { return fr.start().Add(fr.clock().Sub(fr.wall)) }
 
 // start is the throttle's clock when the firing began: the timer's time, or
 // the wall clock if the timer fired late. Groups that share a policy
@@ -444,26 +464,78 @@ func (fr *firing) start() time.Time {
 	return fr.fire
 }
 
-// run works through items.
+// next is when the group's timer fires again after this firing, which
+// left elements queued: one batch interval on, or, if the policy postponed,
+// at its slot, but no later than the first element's max wait runs out.
+func (fr *firing) next() time.Time {
+	next := fr.fire.Add(fr.fn.BatchInterval)
+	if !fr.retryAt.IsZero() {
+		// Runners keep timer times in milliseconds: round up, so the
+		// firing does not come before the slot it waits for.
+		next = fr.retryAt.Add(time.Millisecond - 1).Truncate(time.Millisecond)
+		// But no later than the first element's max wait runs out, so
+		// that a long postponement (a quota spent for the day) does not
+		// hold back the elements MaxWait would route.
+		if due := fr.expiryDue(); !due.IsZero() && due.Before(next) {
+			next = due
+		}
+	}
+	if !next.After(fr.fire) {
+		next = fr.fire.Add(time.Millisecond)
+	}
+	return next
+}
+
+// run works through items. The work runs in a goroutine of its own: with
+// one call in flight (CallsInFlight 1) the calls are made in it, one after
+// the other, without handing each to a goroutine of its own (which cost
+// more than the whole rest of the transform with a fast backend); a call
+// that outlives its timeout is abandoned with that goroutine, and run
+// carries on with the next element in a new one.
 func (fr *firing) run(items []item) {
-	f := fr.fn
-	deadline := fr.start().Add(firingWait(f.BatchInterval))
-	answers := make(chan answer, f.CallsInFlight)
+	deadline := fr.start().Add(firingWait(fr.fn.BatchInterval))
 	for i := range items {
 		if items[i].Since == 0 { // queued by an older version
 			items[i].Since = fr.fire.UnixNano()
 		}
 	}
+	for from := 0; ; {
+		stuck := make(chan answer, 1)
+		done := make(chan any, 1)
+		go func() {
+			defer func() { done <- recover() }()
+			fr.work(items, from, deadline, stuck)
+		}()
+		select {
+		case p := <-done:
+			if p != nil {
+				panic(p) // in the bundle's goroutine, where Beam fails the bundle
+			}
+			return
+		case a := <-stuck:
+			a.res = callResult{err: &TimeoutError{Timeout: fr.fn.CallTimeout}, latency: fr.fn.CallTimeout}
+			fr.answered(&items[a.idx], a)
+			from = a.idx + 1
+		}
+	}
+}
+
+// work works through items from the index from on. With one call in
+// flight it makes each call itself (see callInline) and returns at once if
+// a call was abandoned, its answer sent on stuck.
+func (fr *firing) work(items []item, from int, deadline time.Time, stuck chan<- answer) {
+	f := fr.fn
+	answers := make(chan answer, f.CallsInFlight)
 	inFlight := 0
 	collect := func(a answer) {
 		inFlight--
-		fr.route(&items[a.idx], a)
+		fr.answered(&items[a.idx], a)
 	}
-	for i := 0; i < len(items); {
+	for i := from; i < len(items); {
 		it := &items[i]
 		now := fr.now()
-		if f.MaxWait > 0 && now.Sub(time.Unix(0, it.Since)) > f.MaxWait {
-			fr.expire(now, it)
+		if fr.expired(now, it) {
+			fr.expire(now, *it)
 			i++
 			continue
 		}
@@ -475,10 +547,21 @@ func (fr *firing) run(items []item) {
 		switch d.Verdict {
 		case adaptive.Send:
 			fr.attempt(now, it)
-			inFlight++
-			go func(idx int, sent time.Time, p float64, payload []byte) {
-				answers <- answer{idx: idx, sent: sent, p: p, res: f.invoker.safeCall(fr.ctx, f.CallTimeout, payload)}
-			}(i, now, d.Probability, it.Payload)
+			a := answer{idx: i, sent: now, p: d.Probability}
+			if f.CallsInFlight == 1 {
+				res, ok := fr.callInline(a, it.Payload, stuck)
+				if !ok {
+					return // abandoned: run goes on without this goroutine
+				}
+				a.res = res
+				fr.answered(it, a)
+			} else {
+				inFlight++
+				go func(payload []byte) {
+					a.res = f.invoker.safeCall(fr.ctx, f.CallTimeout, payload)
+					answers <- a
+				}(it.Payload)
+			}
 			i++
 		case adaptive.Postpone:
 			if d.RetryAt.Before(deadline) && now.Before(deadline) {
@@ -500,15 +583,41 @@ func (fr *firing) run(items []item) {
 			i = len(items)
 		default: // Reject
 			fr.attempt(now, it)
-			it.LastOutcome, it.LastError, it.LastStatus, it.LastGRPC, it.LastProb, it.RetryAfter =
-				OutcomeClientThrottled, clientThrottledMessage(d.Probability), 0, 0, d.Probability, 0
-			fr.throttled(now, *it, 0)
+			fr.throttled(now, *it, failure{
+				Outcome: OutcomeClientThrottled, Error: clientThrottledMessage(d.Probability), Prob: d.Probability,
+			}, 0)
 			i++
 		}
 	}
 	for inFlight > 0 {
 		collect(<-answers)
 	}
+}
+
+// callInline makes the call of a in the calling goroutine, within the call
+// timeout. If the timeout runs out first, the call is abandoned: a is sent
+// on stuck at once, and when the call returns at last, callInline reports
+// false and its goroutine must leave the firing alone.
+func (fr *firing) callInline(a answer, payload []byte, stuck chan<- answer) (callResult, bool) {
+	f := fr.fn
+	fr.calls++
+	tok := fr.calls
+	fr.active.Store(tok)
+	ctx, cancel := context.WithTimeout(fr.ctx, f.CallTimeout)
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() {
+		if fr.active.CompareAndSwap(tok, 0) {
+			stuck <- a
+		}
+	})
+	start := time.Now()
+	resp, err := f.invoker.guardedCall(ctx, payload)
+	lat := time.Since(start)
+	stop()
+	if !fr.active.CompareAndSwap(tok, 0) {
+		return callResult{}, false
+	}
+	return callResult{resp: resp, err: err, latency: lat}, true
 }
 
 // expiryDue returns when the first element this firing leaves queued runs
@@ -576,17 +685,46 @@ func (fr *firing) attempt(now time.Time, it *item) {
 	}
 }
 
-// expire routes an element that waited longer than MaxWait.
-func (fr *firing) expire(now time.Time, it *item) {
-	if it.LastOutcome != OutcomeServerThrottled {
-		it.LastOutcome, it.LastStatus, it.LastGRPC, it.LastProb, it.RetryAfter = OutcomeClientThrottled, 0, 0, 1, 0
-		it.LastError = fmt.Sprintf("Throttled by Client. Waited longer than the max wait (%v)", fr.fn.MaxWait)
-	}
-	fr.fn.route(fr, now, *it)
+// expired reports whether it waited longer than MaxWait by now.
+func (fr *firing) expired(now time.Time, it *item) bool {
+	limit := fr.fn.MaxWait
+	return limit > 0 && it.Since != 0 && now.Sub(time.Unix(0, it.Since)) > limit
 }
 
-// route routes the answer to a call and tells the policy.
-func (fr *firing) route(it *item, a answer) {
+// expire fails an element that waited longer than MaxWait: as its last
+// attempt failed if it was answered 429, else as client-throttled.
+func (fr *firing) expire(now time.Time, it item) {
+	fl := it.Last
+	if fl.Outcome != OutcomeServerThrottled {
+		fl = failure{
+			Outcome: OutcomeClientThrottled, Prob: 1,
+			Error: fmt.Sprintf("Throttled by Client. Waited longer than the max wait (%v)", fr.fn.MaxWait),
+		}
+	}
+	fr.fail(now, it, fl)
+}
+
+// shed fails, as client-throttled, the items beyond what a buffer of MaxBuffered
+// holding size elements has room for, and returns the others.
+func (fr *firing) shed(now time.Time, items []item, size int64) []item {
+	limit := int64(fr.fn.MaxBuffered)
+	if limit <= 0 || size+int64(len(items)) <= limit {
+		return items
+	}
+	room := max(limit-size, 0)
+	fl := failure{
+		Outcome: OutcomeClientThrottled, Prob: 1,
+		Error: fmt.Sprintf("Throttled by Client. Group buffer full (%d elements)", limit),
+	}
+	for _, it := range items[room:] {
+		it.First = now.UnixMicro()
+		fr.fail(now, it, fl)
+	}
+	return items[:room]
+}
+
+// answered routes the answer to a call and tells the policy.
+func (fr *firing) answered(it *item, a answer) {
 	f := fr.fn
 	now := fr.now()
 	latencyMs.Update(fr.ctx, a.res.latency.Milliseconds())
@@ -602,40 +740,33 @@ func (fr *firing) route(it *item, a answer) {
 		ans.Outcome = adaptive.Failed
 	}
 	f.policy.Record(now, ans)
+	code, grpc := statusOf(a.res.err)
 	switch class {
 	case clientcall.Success:
 		fr.t.accepted++
-		fr.emitOK(a.res.resp)
-		return
+		fr.out.ok(a.res.resp)
 	case clientcall.Throttled:
-		code, grpc := statusOf(a.res.err)
 		msg := a.res.err.Error()
 		if code != 0 {
 			msg = serverStatusMessage(code)
 		}
-		it.LastOutcome, it.LastError, it.LastStatus, it.LastGRPC, it.LastProb, it.RetryAfter =
-			OutcomeServerThrottled, msg, code, grpc, a.p, ans.RetryAfter.Milliseconds()
-		fr.throttled(now, *it, ans.RetryAfter)
-		return
+		fr.throttled(now, *it, failure{
+			Outcome: OutcomeServerThrottled, Error: msg, Status: code, GRPC: grpc, Prob: a.p,
+			RetryAfter: ans.RetryAfter.Milliseconds(),
+		}, ans.RetryAfter)
+	default:
+		fr.fail(now, *it, failure{Outcome: OutcomeError, Error: a.res.err.Error(), Status: code, GRPC: grpc, Prob: a.p})
 	}
-	code, grpc := statusOf(a.res.err)
-	fr.t.errs++
-	fr.emitErr(Record{
-		Input: it.Payload, Error: a.res.err.Error(), Outcome: OutcomeError,
-		StatusCode: code, GRPCCode: grpc, Probability: a.p, Attempts: it.Attempts, Group: fr.key,
-		FirstAttempt: it.First, LastAttempt: now.UnixMicro(),
-	})
 }
 
-// throttled applies the strategy to an element that was throttled (its
-// Last* fields say how): it goes back to the queue, or to its output.
-func (fr *firing) throttled(now time.Time, it item, retryAfter time.Duration) {
+// throttled applies the strategy to an element whose attempt was throttled
+// as fl says: Retry and Postpone put it back in the queue (Retry within its
+// bounds), no sooner than retryAfter; otherwise it fails.
+func (fr *firing) throttled(now time.Time, it item, fl failure, retryAfter time.Duration) {
 	f := fr.fn
 	fr.t.throttled = true
+	it.Last = fl
 	switch f.Strategy {
-	case Drop:
-		fr.t.dropped++
-		return
 	case Retry:
 		if it.Attempts < f.MaxAttempts && now.Sub(time.UnixMicro(it.First)) < f.MaxAge {
 			fr.again(now, it, max(retryAfter, f.BatchInterval))
@@ -645,7 +776,7 @@ func (fr *firing) throttled(now time.Time, it item, retryAfter time.Duration) {
 		fr.again(now, it, retryAfter)
 		return
 	}
-	f.route(fr, now, it)
+	fr.fail(now, it, fl)
 }
 
 // again puts it back in the queue, to be tried no sooner than after wait.
@@ -657,20 +788,22 @@ func (fr *firing) again(now time.Time, it item, wait time.Duration) {
 	fr.requeue = append(fr.requeue, it)
 }
 
-// route emits a throttled element to its output with its record.
-func (f *throttleFn) route(fr *firing, now time.Time, it item) {
-	rec := Record{
-		Input: it.Payload, Error: it.LastError, Outcome: it.LastOutcome,
-		StatusCode: it.LastStatus, GRPCCode: it.LastGRPC, Probability: it.LastProb, Attempts: it.Attempts, Group: fr.key,
-		FirstAttempt: it.First, LastAttempt: now.UnixMicro(), RetryAfter: it.RetryAfter,
-	}
-	if it.LastOutcome == OutcomeServerThrottled {
+// fail ends an element with the failure fl: its Record goes to the output
+// of its outcome, except that the Drop strategy discards throttled elements.
+func (fr *firing) fail(now time.Time, it item, fl failure) {
+	switch {
+	case fl.Outcome == OutcomeError:
+		fr.t.errs++
+		fr.out.errs(fl.record(it, fr.key, now))
+	case fr.fn.Strategy == Drop:
+		fr.t.dropped++
+	case fl.Outcome == OutcomeServerThrottled:
 		fr.t.serverThrottled++
-		fr.emitST(rec)
-		return
+		fr.out.st(fl.record(it, fr.key, now))
+	default:
+		fr.t.clientThrottled++
+		fr.out.ct(fl.record(it, fr.key, now))
 	}
-	fr.t.clientThrottled++
-	fr.emitCT(rec)
 }
 
 func (f *throttleFn) classify(err error) clientcall.Class {

@@ -138,6 +138,16 @@ func (iv *invoker) call(ctx context.Context, payload []byte) ([]byte, error) {
 	return iv.resp.encode(out[0].Interface())
 }
 
+// guardedCall is call turning a panic into a PanicError.
+func (iv *invoker) guardedCall(ctx context.Context, payload []byte) (resp []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			resp, err = nil, &PanicError{Value: r}
+		}
+	}()
+	return iv.call(ctx, payload)
+}
+
 type callResult struct {
 	resp    []byte
 	err     error
@@ -153,12 +163,7 @@ func (iv *invoker) safeCall(ctx context.Context, timeout time.Duration, payload 
 	start := time.Now()
 	ch := make(chan callResult, 1)
 	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				ch <- callResult{err: &PanicError{Value: r}}
-			}
-		}()
-		resp, err := iv.call(ctx, payload)
+		resp, err := iv.guardedCall(ctx, payload)
 		ch <- callResult{resp: resp, err: err}
 	}()
 	var r callResult

@@ -11,25 +11,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 )
 
-// item is one buffered element with its retry bookkeeping.
-type item struct {
-	Payload   []byte
-	Enqueued  int64 // unix nanos when keyed: orders the buffer, oldest first
-	Seq       int64 // tie-break for equal Enqueued
-	Attempts  int
-	First     int64 // unix micros of the first attempt
-	NotBefore int64 // unix nanos before which it is not retried
-	Since     int64 // unix nanos, by the throttle's clock, when it joined its group's queue (MaxWait counts from it)
-	// Last throttling outcome, kept for the record of an element that runs
-	// out of retries.
-	LastOutcome Outcome
-	LastError   string
-	LastStatus  int
-	LastGRPC    int
-	LastProb    float64
-	RetryAfter  int64 // ms
-}
-
 // batch is a group's elements handed to the stateful step in one state write.
 type batch struct {
 	Items []item
@@ -50,7 +31,6 @@ type keyFn struct {
 	codec codec
 	key   reflect.Value
 	rng   *rand.Rand
-	seq   int64
 	buf   map[string]*batch
 }
 
@@ -101,8 +81,7 @@ func (f *keyFn) ProcessElement(ctx context.Context, elem beam.T, emit func(strin
 		b = &batch{Items: make([]item, 0, min(f.BufferBatch, 64))}
 		f.buf[k] = b
 	}
-	f.seq++
-	b.Items = append(b.Items, item{Payload: payload, Enqueued: now.UnixNano(), Seq: f.seq})
+	b.Items = append(b.Items, item{Payload: payload})
 	if len(b.Items) >= f.BufferBatch {
 		emit(k, *b)
 		delete(f.buf, k)
@@ -132,11 +111,5 @@ func (f *keyFn) keyOf(elem any) (k string, err error) {
 
 // badInput is the Errors record of an element that never reached a group.
 func badInput(payload []byte, msg string, now time.Time) Record {
-	return Record{
-		Input:        payload,
-		Error:        msg,
-		Outcome:      OutcomeError,
-		FirstAttempt: now.UnixMicro(),
-		LastAttempt:  now.UnixMicro(),
-	}
+	return failure{Outcome: OutcomeError, Error: msg}.record(item{Payload: payload, First: now.UnixMicro()}, "", now)
 }

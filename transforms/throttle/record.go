@@ -41,6 +41,27 @@ type Record struct {
 	RetryAfter   int64   // server's Retry-After in milliseconds, 0 if none
 }
 
+// failure is why an element failed: the part of its Record that is not
+// the element's own bookkeeping (payload, attempts, times).
+type failure struct {
+	Outcome    Outcome
+	Error      string
+	Status     int     // HTTP status, 0 if none
+	GRPC       int     // gRPC code, 0 if none
+	Prob       float64 // client rejection probability at decision time
+	RetryAfter int64   // the server's Retry-After in milliseconds, 0 if none
+}
+
+// record is the one constructor of failure Records: the failure fl of
+// element it in group, routed at now.
+func (fl failure) record(it item, group string, now time.Time) Record {
+	return Record{
+		Input: it.Payload, Error: fl.Error, Outcome: fl.Outcome,
+		StatusCode: fl.Status, GRPCCode: fl.GRPC, Probability: fl.Prob, Attempts: it.Attempts, Group: group,
+		FirstAttempt: it.First, LastAttempt: now.UnixMicro(), RetryAfter: fl.RetryAfter,
+	}
+}
+
 // FirstAttemptTime returns FirstAttempt as a time.Time (zero if unset).
 func (r Record) FirstAttemptTime() time.Time { return microsToTime(r.FirstAttempt) }
 
