@@ -405,17 +405,18 @@ func WithSeed(seed uint64) Option {
 func WithMaxPayloadBytes(n int) Option { return func(c *config) { c.MaxPayload = n } }
 
 // WithMaxBuffered bounds how many elements one group keeps buffered: an
-// element arriving at a full buffer goes to ClientThrottled at once with the
-// error "Throttled by Client. Group buffer full (n elements)" (load
+// element arriving at a full buffer goes to ClientThrottled at once (or is
+// dropped, under the Drop strategy) with the error "Throttled by Client.
+// Group buffer full (n elements)" (load
 // shedding, so a backlog cannot grow without bound when the API stays
 // slower than the input). 0, the default, means no bound: the backlog lives
 // in runner state (persisted by Dataflow; in memory on Prism).
 func WithMaxBuffered(n int) Option { return func(c *config) { c.MaxBuffered = n } }
 
-// WithMaxWait bounds how long an element may wait in its group's queue
-// (from the first firing that took it, at most one batch interval after it
-// arrived, by the throttle's clock) before it goes to
-// ClientThrottled, or to ServerThrottled if its last attempt was answered
+// WithMaxWait bounds how long an element may wait in its group's queue,
+// from when it joined it (the worker's clock, corrected by the runner's
+// clock skew), before it goes to ClientThrottled (or is dropped, under the
+// Drop strategy), or to ServerThrottled if its last attempt was answered
 // 429. 0, the default, means no bound, which suits bounded inputs: every
 // element is tried and the job takes as long as the quota needs. Set it for
 // streaming inputs, to bound latency and the backlog.
