@@ -1,6 +1,7 @@
 package pubsubio
 
 import (
+	"cmp"
 	"errors"
 	"time"
 )
@@ -88,17 +89,9 @@ func (c ReadConfig) check() error {
 
 // withDefaults returns c with zero optional fields set to their defaults.
 func (c ReadConfig) withDefaults() ReadConfig {
-	if c.MaxMessages == 0 {
-		c.MaxMessages = DefaultMaxMessages
-	}
-	if c.AckDeadline == 0 {
-		c.AckDeadline = DefaultAckDeadline
-	}
-	if c.MaxExtension == 0 {
-		c.MaxExtension = DefaultMaxExtension
-	}
-	if c.PollTimeout == 0 {
-		c.PollTimeout = DefaultPollTimeout
-	}
+	c.MaxMessages = cmp.Or(c.MaxMessages, DefaultMaxMessages)
+	c.AckDeadline = cmp.Or(c.AckDeadline, DefaultAckDeadline)
+	c.MaxExtension = cmp.Or(c.MaxExtension, DefaultMaxExtension)
+	c.PollTimeout = cmp.Or(c.PollTimeout, DefaultPollTimeout)
 	return c
 }

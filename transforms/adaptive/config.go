@@ -1,6 +1,7 @@
 package adaptive
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -215,18 +216,10 @@ type Config struct {
 // defaults (K, ResetInterval, WindowSize and Bucket, whatever the Window).
 // It does not validate; invalid non-zero values are kept as they are.
 func (c Config) WithDefaults() Config {
-	if c.K == 0 {
-		c.K = DefaultK
-	}
-	if c.ResetInterval == 0 {
-		c.ResetInterval = DefaultResetInterval
-	}
-	if c.WindowSize == 0 {
-		c.WindowSize = DefaultWindowSize
-	}
-	if c.Bucket == 0 {
-		c.Bucket = DefaultBucket
-	}
+	c.K = cmp.Or(c.K, DefaultK)
+	c.ResetInterval = cmp.Or(c.ResetInterval, DefaultResetInterval)
+	c.WindowSize = cmp.Or(c.WindowSize, DefaultWindowSize)
+	c.Bucket = cmp.Or(c.Bucket, DefaultBucket)
 	return c
 }
 

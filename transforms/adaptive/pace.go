@@ -1,6 +1,7 @@
 package adaptive
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -118,24 +119,12 @@ const (
 
 // withDefaults fills zero fields.
 func (c PacerConfig) withDefaults() PacerConfig {
-	if c.StartRate == 0 {
-		c.StartRate = DefaultStartRate
-	}
-	if c.Beta == 0 {
-		c.Beta = DefaultBeta
-	}
-	if c.Recover == 0 {
-		c.Recover = DefaultRecover
-	}
-	if c.MinRate == 0 {
-		c.MinRate = DefaultPacerMinRate
-	}
-	if c.Backoff == 0 {
-		c.Backoff = DefaultBackoff
-	}
-	if c.Groups == 0 {
-		c.Groups = 1
-	}
+	c.StartRate = cmp.Or(c.StartRate, DefaultStartRate)
+	c.Beta = cmp.Or(c.Beta, DefaultBeta)
+	c.Recover = cmp.Or(c.Recover, DefaultRecover)
+	c.MinRate = cmp.Or(c.MinRate, DefaultPacerMinRate)
+	c.Backoff = cmp.Or(c.Backoff, DefaultBackoff)
+	c.Groups = cmp.Or(c.Groups, 1)
 	return c
 }
 
