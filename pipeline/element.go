@@ -11,12 +11,11 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle"
 )
 
 func init() {
-	beam.RegisterType(reflect.TypeOf((*Element)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*Result)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*elementCaller)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*registeredCaller)(nil)).Elem())
 	RegisterCaller("http", func(o CallerOptions) (clientcall.Caller[[]byte, []byte], error) {
 		return o.HTTP(), nil
 	})
@@ -26,30 +25,16 @@ func init() {
 }
 
 // Element is what flows through the pipeline's throttle: the payload handed
-// to the caller, plus where it came from.
-type Element struct {
-	// Data is the payload, passed to the caller unchanged.
-	Data []byte
-	// MessageID is the Pub/Sub message ID when the element was read from a
-	// subscription.
-	MessageID string
-	// Attempts counts the attempts made on this payload by earlier runs (a
-	// reprocessed dead-letter message carries its attempt attribute).
-	Attempts int
-	// Attributes are the Pub/Sub attributes of a reprocessed message, kept
-	// so a message parked again keeps them all.
-	Attributes map[string]string
-	// AckID acknowledges the Pub/Sub message once the element's output is
-	// written (end-to-end at-least-once).
-	AckID string
-}
+// to the caller unchanged (Data), plus where it came from: the Pub/Sub
+// message ID and ack ID when it was read from a subscription, the attempts
+// of earlier runs and the attributes of a reprocessed dead-letter message
+// (kept so a message parked again keeps them all). The throttle carries
+// them beside the payload as they are.
+type Element = throttle.Message
 
 // Result is the Success element of the pipeline: the input and the
 // caller's response.
-type Result struct {
-	Input    Element
-	Response []byte
-}
+type Result = throttle.Reply
 
 // CallerOptions configure the callers the pipeline can build by name.
 type CallerOptions struct {
@@ -118,16 +103,25 @@ func lookupCaller(name string) (CallerFactory, bool) {
 	return f, ok
 }
 
-// elementCaller adapts a registered []byte caller to Elements: the caller
-// sees the original payload only.
-type elementCaller struct {
+// registeredCaller is the caller registered as Name, built on the worker
+// from Options once per DoFn instance (in Setup).
+type registeredCaller struct {
 	Name    string
 	Options CallerOptions
 
 	inner clientcall.Caller[[]byte, []byte]
 }
 
-func (c *elementCaller) Setup(ctx context.Context) error {
+// newRegisteredCaller returns the caller registered as name, failing at
+// construction if there is none.
+func newRegisteredCaller(name string, o CallerOptions) (*registeredCaller, error) {
+	if _, ok := lookupCaller(name); !ok {
+		return nil, fmt.Errorf("--caller: no caller registered as %q (registered: %v)", name, Callers())
+	}
+	return &registeredCaller{Name: name, Options: o}, nil
+}
+
+func (c *registeredCaller) Setup(ctx context.Context) error {
 	f, ok := lookupCaller(c.Name)
 	if !ok {
 		return fmt.Errorf("pipeline: no caller registered as %q (registered: %v)", c.Name, Callers())
@@ -145,23 +139,15 @@ func (c *elementCaller) Setup(ctx context.Context) error {
 	return nil
 }
 
-func (c *elementCaller) Teardown(ctx context.Context) error {
+func (c *registeredCaller) Teardown(ctx context.Context) error {
 	if t, ok := c.inner.(clientcall.Teardowner); ok {
 		return t.Teardown(ctx)
 	}
 	return nil
 }
 
-// Call sends e.Data to the caller.
-func (c *elementCaller) Call(ctx context.Context, e Element) (Result, error) {
-	if c.inner == nil {
-		if err := c.Setup(ctx); err != nil {
-			return Result{}, err
-		}
-	}
-	resp, err := c.inner.Call(ctx, e.Data)
-	if err != nil {
-		return Result{}, err
-	}
-	return Result{Input: e, Response: resp}, nil
+// Call sends the payload to the caller built in Setup (which the throttle
+// runs before any call).
+func (c *registeredCaller) Call(ctx context.Context, payload []byte) ([]byte, error) {
+	return c.inner.Call(ctx, payload)
 }

@@ -105,7 +105,9 @@ func FuzzFormatRecord(f *testing.F) {
 	f.Fuzz(func(t *testing.T, payload []byte, messageID string, prevAttempts int, errText string, outcome uint8, status int, p float64,
 		attempts int, group string, first, last, retryAfter int64) {
 		r := fuzzRecord(errText, outcome, status, p, attempts, group, first, last, retryAfter)
-		r.Input = mustJSON(Element{Data: payload, MessageID: messageID, Attempts: prevAttempts})
+		// As the throttle makes it for an Element: its payload and ID, the
+		// attempts of earlier runs added.
+		r.Input, r.MessageID, r.Attempts = payload, messageID, attempts+prevAttempts
 		line, err := formatRecord(r)
 		if math.IsNaN(p) || math.IsInf(p, 0) {
 			if err == nil {

@@ -240,16 +240,16 @@ func throttleAndWrite(s beam.Scope, in beam.PCollection, o Options, extraErrors,
 	if name == "" {
 		name = "http"
 	}
-	if _, ok := lookupCaller(name); !ok {
-		return Outputs{}, fmt.Errorf("--caller: no caller registered as %q (registered: %v)", name, Callers())
+	caller, err := newRegisteredCaller(name, o.CallerOptions)
+	if err != nil {
+		return Outputs{}, err
 	}
-	// Payloads are checked here, on the payload itself (the transform would
-	// measure the encoded Element around it): empty, over --max_payload_bytes,
-	// or, with --input_format=jsonl, not JSON: an error record, no call.
+	// Payloads are checked here: empty, over --max_payload_bytes, or, with
+	// --input_format=jsonl, not JSON: an error record, no call.
 	var bad beam.PCollection
 	in, bad = beam.ParDo2(s, &payloadCheckFn{Max: o.MaxPayload, JSON: o.InputFormat == "jsonl"}, in)
 	extraErrors = append(extraErrors, bad)
-	out, err := throttle.TryAdaptive(s.Scope("throttle.Adaptive"), in, &elementCaller{Name: name, Options: o.CallerOptions}, topts...)
+	out, err := throttle.TryAdaptive(s.Scope("throttle.Adaptive"), in, caller, topts...)
 	if err != nil {
 		return Outputs{}, err
 	}

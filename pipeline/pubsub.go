@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -70,12 +69,11 @@ type deadLetterFn struct {
 }
 
 func (f *deadLetterFn) ProcessElement(r throttle.Record, emit func(pubsubio.Message)) {
-	r, e := unwrapRecord(r)
-	a := deadLetterAttributes(r, e.MessageID, f.Pipeline)
+	a := deadLetterAttributes(r, r.MessageID, f.Pipeline)
 	if f.Run != "" {
 		a[AttrReprocessRun] = f.Run
 	}
-	emit(pubsubio.Message{Data: r.Input, Attributes: a, AckID: e.AckID})
+	emit(pubsubio.Message{Data: r.Input, Attributes: a, AckID: r.AckID})
 }
 
 // deadLetterAttributes builds the attributes of a dead-letter message,
@@ -140,9 +138,10 @@ func resultToMessage(r Result) pubsubio.Message {
 // file sink instead of failing the job forever.
 func formatRejected(r pubsubio.Rejected) (string, error) {
 	rec := throttle.Record{
-		Input:   r.Message.Data,
-		Error:   "pipeline: cannot publish to Pub/Sub: " + r.Reason,
-		Outcome: throttle.OutcomeError,
+		Input:     r.Message.Data,
+		MessageID: r.Message.Attributes[AttrMessageID],
+		Error:     "pipeline: cannot publish to Pub/Sub: " + r.Reason,
+		Outcome:   throttle.OutcomeError,
 	}
 	if a := r.Message.Attributes; a != nil {
 		rec.Attempts, _ = strconv.Atoi(a[AttrAttempts])
@@ -150,8 +149,7 @@ func formatRejected(r pubsubio.Rejected) (string, error) {
 			rec.Error += "; original error: " + orig
 		}
 	}
-	b, err := json.Marshal(recordLine{Record: rec, MessageID: r.Message.Attributes[AttrMessageID]})
-	return string(b), err
+	return formatRecord(rec)
 }
 
 // rejectedLine formats a refused message as an errors Line.

@@ -118,11 +118,7 @@ func (f *parkFn) ProcessElement(ctx context.Context, e Element, again, parked fu
 	switch {
 	case e.Attempts < 0:
 		malformedCounter.Inc(ctx, 1) // progress: counted by failureLineFn
-		malformed(throttle.Record{
-			Input:   mustJSON(Element{Data: e.Data, MessageID: e.MessageID, AckID: e.AckID}),
-			Error:   fmt.Sprintf("pipeline: dead-letter message %s has a malformed %q attribute %q", e.MessageID, AttrAttempts, e.Attributes[AttrAttempts]),
-			Outcome: throttle.OutcomeError,
-		})
+		malformed(errorRecord(e, fmt.Sprintf("pipeline: dead-letter message %s has a malformed %q attribute %q", e.MessageID, AttrAttempts, e.Attributes[AttrAttempts])))
 	case e.Attempts >= f.MaxTotalAttempts:
 		parkedCounter.Inc(ctx, 1)
 		f.p.add(OutParked, 1)
@@ -130,14 +126,6 @@ func (f *parkFn) ProcessElement(ctx context.Context, e Element, again, parked fu
 	default:
 		again(e)
 	}
-}
-
-func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err) // Element always marshals
-	}
-	return b
 }
 
 // parkedJSON is a line of the parked file sink.
@@ -220,5 +208,5 @@ func (f *payloadCheckFn) ProcessElement(ctx context.Context, e Element, ok func(
 		return
 	}
 	badInputCounter.Inc(ctx, 1) // progress: counted by failureLineFn
-	bad(throttle.Record{Input: mustJSON(e), Error: msg, Outcome: throttle.OutcomeError})
+	bad(errorRecord(e, msg))
 }

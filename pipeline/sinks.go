@@ -35,8 +35,7 @@ func resultLine(r Result) (Line, error) {
 // failureLine formats a failure Record as a Line.
 func failureLine(r throttle.Record) (Line, error) {
 	text, err := formatRecord(r)
-	_, e := unwrapRecord(r)
-	return Line{Text: text, AckID: e.AckID}, err
+	return Line{Text: text, AckID: r.AckID}, err
 }
 
 // Output names, used for file names, metrics and the summary.
@@ -82,46 +81,18 @@ func formatResult(r Result) (string, error) {
 
 // formatRecord renders a failure Record of the pipeline as one JSON line in
 // the Record's JSON form (keys "input" and "error" as the original Java
-// tool), with the original payload as input, the attempts of earlier runs
-// added to attempts, and the Pub/Sub message ID when there is one.
+// tool), with the original payload as input, attempts counting those of
+// earlier runs, and the Pub/Sub message ID when there is one.
 func formatRecord(r throttle.Record) (string, error) {
-	r, e := unwrapRecord(r)
-	b, err := json.Marshal(recordLine{Record: r, MessageID: e.MessageID})
+	b, err := json.Marshal(r)
 	return string(b), err
 }
 
-// recordLine is a failure line: the Record's own JSON plus the message ID.
-type recordLine struct {
-	throttle.Record
-	MessageID string
-}
-
-func (l recordLine) MarshalJSON() ([]byte, error) {
-	b, err := l.Record.MarshalJSON()
-	if err != nil || l.MessageID == "" {
-		return b, err
-	}
-	id, err := json.Marshal(l.MessageID)
-	if err != nil {
-		return nil, err
-	}
-	// Splice "message_id" into the object.
-	out := append(b[:len(b)-1:len(b)-1], `,"message_id":`...)
-	out = append(out, id...)
-	return append(out, '}'), nil
-}
-
-// unwrapRecord turns a Record whose Input is a JSON Element (as the throttle
-// wrote it) into one whose Input is the original payload, with total
-// attempts. A record whose input is not an Element is returned unchanged.
-func unwrapRecord(r throttle.Record) (throttle.Record, Element) {
-	var e Element
-	if err := r.DecodeInput(&e); err != nil {
-		return r, Element{}
-	}
-	r.Input = e.Data
-	r.Attempts += e.Attempts
-	return r, e
+// errorRecord is the errors Record of an element the pipeline refuses
+// before the throttle, for the reason msg.
+func errorRecord(e Element, msg string) throttle.Record {
+	return throttle.Record{Input: e.Data, MessageID: e.MessageID, AckID: e.AckID, Attributes: e.Attributes,
+		Attempts: max(e.Attempts, 0), Error: msg, Outcome: throttle.OutcomeError}
 }
 
 func textOrBase64(b []byte) (string, string) {

@@ -62,6 +62,7 @@ type throttleFn struct {
 	Scope         Scope
 	ID            string // the transform's, for its worker-scope policy and permit pool
 	Quota         QuotaConfig
+	Messages      bool // the input is Message: Success is Reply
 
 	caller     reflect.Value
 	invoker    *invoker
@@ -183,21 +184,31 @@ const maxScan = 256
 
 // emitters are the four outputs of the stateful step.
 type emitters struct {
-	ok           func([]byte)
+	ok           func(it *item, resp []byte)
 	ct, st, errs func(Record)
+}
+
+// outputs are the emitters of the stateful step's outputs: Success is the
+// response, or the Reply of a Message input.
+func (f *throttleFn) outputs(emitOK func(beam.Z), emitCT, emitST, emitErr func(Record)) emitters {
+	ok := func(_ *item, resp []byte) { emitOK(resp) }
+	if f.Messages {
+		ok = func(it *item, resp []byte) { emitOK(Reply{Input: it.message(), Response: resp}) }
+	}
+	return emitters{ok: ok, ct: emitCT, st: emitST, errs: emitErr}
 }
 
 // ProcessElement adds a batch to the group's queue and arms the timer if it
 // is not armed yet. Elements beyond MaxBuffered are shed: they fail at once
 // as client-throttled, and the strategy decides where they go.
 func (f *throttleFn) ProcessElement(ctx context.Context, sp state.Provider, tp timers.Provider, key string, b batch,
-	emitOK func([]byte), emitCT, emitST, emitErr func(Record)) error {
+	emitOK func(beam.Z), emitCT, emitST, emitErr func(Record)) error {
 	meta, _, err := f.Meta.Read(sp)
 	if err != nil {
 		return err
 	}
 	now := time.Now()
-	fr := f.newFiring(ctx, key, now, emitters{ok: emitOK, ct: emitCT, st: emitST, errs: emitErr})
+	fr := f.newFiring(ctx, key, now, f.outputs(emitOK, emitCT, emitST, emitErr))
 	b.Items = fr.shed(now, b.Items, meta.Size)
 	f.report(ctx, &fr.t, true)
 	if len(b.Items) == 0 {
@@ -335,8 +346,8 @@ type tally struct {
 
 // OnTimer runs one firing of the group (see firing).
 func (f *throttleFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key string, _ timers.Context,
-	emitOK func([]byte), emitCT, emitST, emitErr func(Record)) error {
-	fr := f.newFiring(ctx, key, ts.ToTime(), emitters{ok: emitOK, ct: emitCT, st: emitST, errs: emitErr})
+	emitOK func(beam.Z), emitCT, emitST, emitErr func(Record)) error {
+	fr := f.newFiring(ctx, key, ts.ToTime(), f.outputs(emitOK, emitCT, emitST, emitErr))
 	meta, _, err := f.Meta.Read(sp)
 	if err != nil {
 		return err
@@ -744,7 +755,7 @@ func (fr *firing) answered(it *item, a answer) {
 	switch class {
 	case clientcall.Success:
 		fr.t.accepted++
-		fr.out.ok(a.res.resp)
+		fr.out.ok(it, a.res.resp)
 	case clientcall.Throttled:
 		msg := a.res.err.Error()
 		if code != 0 {

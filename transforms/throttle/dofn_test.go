@@ -56,7 +56,7 @@ type outs struct {
 
 func (o *outs) emitters() emitters {
 	return emitters{
-		ok:   func(b []byte) { o.ok = append(o.ok, b) },
+		ok:   func(_ *item, b []byte) { o.ok = append(o.ok, b) },
 		ct:   func(r Record) { o.ct = append(o.ct, r) },
 		st:   func(r Record) { o.st = append(o.st, r) },
 		errs: func(r Record) { o.errs = append(o.errs, r) },
@@ -304,6 +304,10 @@ func TestBatchCoder(t *testing.T) {
 			{Payload: []byte{}, Attempts: 3, First: 1, NotBefore: -2, Since: 1 << 60},
 			{Payload: []byte{0, 0xff}, Last: failure{Outcome: OutcomeServerThrottled, Error: "é", Status: 429, GRPC: 8, Prob: 0.5, RetryAfter: 1500}},
 		}},
+		{Items: []item{
+			{Payload: []byte("m"), MessageID: "id-1", AckID: "ack-1", Attributes: map[string]string{"attempts": "2", "": ""}, Prior: 2},
+			{Payload: []byte("n"), AckID: "ack-2", Attributes: map[string]string{}},
+		}},
 	} {
 		enc, err := encodeBatch(b)
 		if err != nil {
@@ -322,6 +326,11 @@ func TestBatchCoder(t *testing.T) {
 				t.Errorf("decode of %x (cut at %d) succeeded", enc[:n], n)
 			}
 		}
+	}
+	// Version 1, without Message metadata, is still read.
+	v1 := []byte{1, 1, 1, 'x', 2, 0, 0, 0, 0}
+	if got, err := decodeBatch(v1); err != nil || cmp.Diff(batch{Items: []item{{Payload: []byte("x"), Attempts: 1}}}, got) != "" {
+		t.Errorf("decode version 1 %x: got %+v, %v", v1, got, err)
 	}
 	if _, err := decodeBatch([]byte{batchVersion + 1, 0}); err == nil || errors.Is(err, errBatch) {
 		t.Errorf("unknown version: got %v, want a version error", err)

@@ -25,22 +25,38 @@ type item struct {
 	// the record of an element that later runs out of retries or waits too
 	// long.
 	Last failure
+	// The metadata of a Message input, carried unchanged (zero for other
+	// inputs); Prior is its Attempts.
+	MessageID, AckID string
+	Attributes       map[string]string
+	Prior            int
+}
+
+// message is the Message it came from (its payload as Data).
+func (it *item) message() Message {
+	return Message{Data: it.Payload, MessageID: it.MessageID, AckID: it.AckID, Attributes: it.Attributes, Attempts: it.Prior}
+}
+
+// itemOf is the item of a Message input.
+func itemOf(m Message) item {
+	return item{Payload: m.Data, MessageID: m.MessageID, AckID: m.AckID, Attributes: m.Attributes, Prior: m.Attempts}
 }
 
 // batchVersion is the first byte of an encoded batch. A batch is both the
 // element of the keyed PCollection and the value of the queue's map state,
 // which a runner persists (Dataflow), so its encoding is versioned: a
 // change of layout gets a new version, and decodeBatch keeps reading the
-// old ones.
-const batchVersion = 1
+// old ones. Version 1 had no Message metadata.
+const batchVersion = 2
 
 // encodeBatch is the coder of batch: the version, the item count, then per
 // item its payload (length-prefixed), its counters as varints and its last
-// failure, if any. Payloads are copied once, unchanged.
+// failure, if any, and its Message metadata, if any. Payloads are copied
+// once, unchanged.
 func encodeBatch(b batch) ([]byte, error) {
 	size := 1 + binary.MaxVarintLen64
 	for i := range b.Items {
-		size += len(b.Items[i].Payload) + 5*binary.MaxVarintLen64 + 1
+		size += len(b.Items[i].Payload) + 5*binary.MaxVarintLen64 + 2
 	}
 	out := make([]byte, 0, size)
 	out = append(out, batchVersion)
@@ -55,15 +71,27 @@ func encodeBatch(b batch) ([]byte, error) {
 		out = binary.AppendVarint(out, it.Since)
 		if it.Last.Outcome == "" {
 			out = append(out, 0)
+		} else {
+			out = append(out, 1)
+			out = appendString(out, string(it.Last.Outcome))
+			out = appendString(out, it.Last.Error)
+			out = binary.AppendVarint(out, int64(it.Last.Status))
+			out = binary.AppendVarint(out, int64(it.Last.GRPC))
+			out = binary.LittleEndian.AppendUint64(out, math.Float64bits(it.Last.Prob))
+			out = binary.AppendVarint(out, it.Last.RetryAfter)
+		}
+		if it.MessageID == "" && it.AckID == "" && it.Attributes == nil && it.Prior == 0 {
+			out = append(out, 0)
 			continue
 		}
 		out = append(out, 1)
-		out = appendString(out, string(it.Last.Outcome))
-		out = appendString(out, it.Last.Error)
-		out = binary.AppendVarint(out, int64(it.Last.Status))
-		out = binary.AppendVarint(out, int64(it.Last.GRPC))
-		out = binary.LittleEndian.AppendUint64(out, math.Float64bits(it.Last.Prob))
-		out = binary.AppendVarint(out, it.Last.RetryAfter)
+		out = appendString(out, it.MessageID)
+		out = appendString(out, it.AckID)
+		out = binary.AppendVarint(out, int64(it.Prior))
+		out = binary.AppendUvarint(out, uint64(len(it.Attributes)))
+		for k, v := range it.Attributes {
+			out = appendString(appendString(out, k), v)
+		}
 	}
 	return out, nil
 }
@@ -79,10 +107,11 @@ var errBatch = errors.New("throttle: malformed batch encoding")
 // decodeBatch reads what encodeBatch wrote. Payloads share data's memory
 // (Beam hands each decode a buffer of its own).
 func decodeBatch(data []byte) (batch, error) {
-	if len(data) == 0 || data[0] != batchVersion {
-		if len(data) == 0 {
-			return batch{}, errBatch
-		}
+	if len(data) == 0 {
+		return batch{}, errBatch
+	}
+	version := data[0]
+	if version < 1 || version > batchVersion {
 		return batch{}, fmt.Errorf("throttle: unknown batch encoding version %d", data[0])
 	}
 	r := batchReader{b: data[1:]}
@@ -106,6 +135,9 @@ func decodeBatch(data []byte) (batch, error) {
 			it.Last.Prob = math.Float64frombits(r.uint64())
 			it.Last.RetryAfter = r.varint()
 		}
+		if version >= 2 && r.byte() == 1 {
+			r.readMessage(it)
+		}
 		if r.err != nil {
 			return batch{}, r.err
 		}
@@ -114,6 +146,23 @@ func decodeBatch(data []byte) (batch, error) {
 		return batch{}, errBatch
 	}
 	return batch{Items: items}, nil
+}
+
+// readMessage reads an item's Message metadata.
+func (r *batchReader) readMessage(it *item) {
+	it.MessageID = string(r.bytes())
+	it.AckID = string(r.bytes())
+	it.Prior = int(r.varint())
+	n := r.uvarint()
+	if n > uint64(len(r.b)) { // each attribute takes at least two bytes
+		r.fail()
+		return
+	}
+	it.Attributes = make(map[string]string, n)
+	for range n {
+		k := string(r.bytes())
+		it.Attributes[k] = string(r.bytes())
+	}
 }
 
 // batchReader reads the fields of an encoded batch; the first error sticks.

@@ -28,14 +28,16 @@ type keyFn struct {
 	Seed        uint64
 	HasSeed     bool
 
-	codec codec
-	key   reflect.Value
-	rng   *rand.Rand
-	buf   map[string]*batch
+	codec   codec
+	message bool // the input is Message
+	key     reflect.Value
+	rng     *rand.Rand
+	buf     map[string]*batch
 }
 
 func (f *keyFn) Setup() error {
 	f.codec = newCodec(f.InType.T)
+	f.message = f.InType.T == messageType
 	if f.KeyFunc.set() {
 		v, err := f.KeyFunc.instantiate()
 		if err != nil {
@@ -58,21 +60,27 @@ func (f *keyFn) StartBundle(ctx context.Context, _ func(string, batch), _ func(R
 
 func (f *keyFn) ProcessElement(ctx context.Context, elem beam.T, emit func(string, batch), emitErr func(Record)) {
 	now := time.Now()
-	payload, err := f.codec.encode(elem)
-	if err != nil {
-		// Not encodable: keep a readable rendering of the element.
-		emitErr(badInput([]byte(fmt.Sprintf("%+v", elem)), err.Error(), now))
-		errorsCounter.Inc(ctx, 1)
-		return
+	var it item
+	if f.message {
+		it = itemOf(elem.(Message))
+	} else {
+		payload, err := f.codec.encode(elem)
+		if err != nil {
+			// Not encodable: keep a readable rendering of the element.
+			emitErr(badInput(item{Payload: []byte(fmt.Sprintf("%+v", elem))}, err.Error(), now))
+			errorsCounter.Inc(ctx, 1)
+			return
+		}
+		it.Payload = payload
 	}
-	if f.MaxPayload > 0 && len(payload) > f.MaxPayload {
-		emitErr(badInput(payload, fmt.Sprintf("throttle: payload of %d bytes exceeds the %d-byte limit", len(payload), f.MaxPayload), now))
+	if f.MaxPayload > 0 && len(it.Payload) > f.MaxPayload {
+		emitErr(badInput(it, fmt.Sprintf("throttle: payload of %d bytes exceeds the %d-byte limit", len(it.Payload), f.MaxPayload), now))
 		errorsCounter.Inc(ctx, 1)
 		return
 	}
 	k, err := f.keyOf(elem)
 	if err != nil {
-		emitErr(badInput(payload, err.Error(), now))
+		emitErr(badInput(it, err.Error(), now))
 		errorsCounter.Inc(ctx, 1)
 		return
 	}
@@ -81,7 +89,7 @@ func (f *keyFn) ProcessElement(ctx context.Context, elem beam.T, emit func(strin
 		b = &batch{Items: make([]item, 0, min(f.BufferBatch, 64))}
 		f.buf[k] = b
 	}
-	b.Items = append(b.Items, item{Payload: payload})
+	b.Items = append(b.Items, it)
 	if len(b.Items) >= f.BufferBatch {
 		emit(k, *b)
 		delete(f.buf, k)
@@ -110,6 +118,7 @@ func (f *keyFn) keyOf(elem any) (k string, err error) {
 }
 
 // badInput is the Errors record of an element that never reached a group.
-func badInput(payload []byte, msg string, now time.Time) Record {
-	return failure{Outcome: OutcomeError, Error: msg}.record(item{Payload: payload, First: now.UnixMicro()}, "", now)
+func badInput(it item, msg string, now time.Time) Record {
+	it.First = now.UnixMicro()
+	return failure{Outcome: OutcomeError, Error: msg}.record(it, "", now)
 }

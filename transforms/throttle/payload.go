@@ -7,8 +7,10 @@ import (
 )
 
 var (
-	bytesType  = reflect.TypeOf([]byte(nil))
-	stringType = reflect.TypeOf("")
+	bytesType   = reflect.TypeOf([]byte(nil))
+	stringType  = reflect.TypeOf("")
+	messageType = reflect.TypeOf(Message{})
+	replyType   = reflect.TypeOf(Reply{})
 )
 
 // codec turns elements of one type into payload bytes and back: []byte as

@@ -20,21 +20,52 @@ const (
 	OutcomeError           Outcome = "error"
 )
 
+// Message is an input element that carries its payload with metadata: the
+// caller gets Data as it is (a clientcall.Caller[[]byte, []byte]), and the
+// other fields pass through the transform unchanged, into the element's
+// Reply on Success or its Record otherwise. Use it for payloads with an
+// identity, such as Pub/Sub messages, instead of a struct of your own,
+// which the transform would encode as JSON.
+type Message struct {
+	// Data is the payload, passed to the caller unchanged.
+	Data []byte
+	// MessageID identifies the message (the Pub/Sub message ID).
+	MessageID string
+	// AckID acknowledges the message once its output is written.
+	AckID string
+	// Attributes are the message's attributes.
+	Attributes map[string]string
+	// Attempts counts the attempts made on the payload before (by earlier
+	// runs); a Record adds them to its own.
+	Attempts int
+}
+
+// Reply is the Success element of Adaptive over Messages: the input and the
+// caller's response.
+type Reply struct {
+	Input    Message
+	Response []byte
+}
+
 // Record is the element type of the ClientThrottled, ServerThrottled and
 // Errors outputs. It carries the original input and everything known about
 // why it failed.
 //
 // Input holds the original element as bytes: unchanged for []byte elements,
 // the UTF-8 bytes for string elements and the JSON encoding for any other
-// element type (see DecodeInput).
+// element type (see DecodeInput); for a Message, its Data, with its
+// other fields in MessageID, AckID, Attributes and Attempts.
 type Record struct {
 	Input        []byte
+	MessageID    string            // Message.MessageID of a Message input
+	AckID        string            // Message.AckID of a Message input
+	Attributes   map[string]string // Message.Attributes of a Message input
 	Error        string
 	Outcome      Outcome
 	StatusCode   int     // HTTP status when known, else 0
 	GRPCCode     int     // gRPC status code when known, else 0
 	Probability  float64 // client rejection probability at decision time
-	Attempts     int     // how many times the element was decided on
+	Attempts     int     // how many times the element was decided on, plus Message.Attempts
 	Group        string  // the throttle group (key) that handled it
 	FirstAttempt int64   // unix microseconds of the first attempt
 	LastAttempt  int64   // unix microseconds of the last attempt
@@ -56,8 +87,9 @@ type failure struct {
 // element it in group, routed at now.
 func (fl failure) record(it item, group string, now time.Time) Record {
 	return Record{
-		Input: it.Payload, Error: fl.Error, Outcome: fl.Outcome,
-		StatusCode: fl.Status, GRPCCode: fl.GRPC, Probability: fl.Prob, Attempts: it.Attempts, Group: group,
+		Input: it.Payload, MessageID: it.MessageID, AckID: it.AckID, Attributes: it.Attributes,
+		Error: fl.Error, Outcome: fl.Outcome,
+		StatusCode: fl.Status, GRPCCode: fl.GRPC, Probability: fl.Prob, Attempts: it.Attempts + it.Prior, Group: group,
 		FirstAttempt: it.First, LastAttempt: now.UnixMicro(), RetryAfter: fl.RetryAfter,
 	}
 }
@@ -77,9 +109,14 @@ func microsToTime(us int64) time.Time {
 
 // DecodeInput decodes Record.Input into v, which must be a pointer to the
 // transform's input element type: *[]byte and *string receive the bytes as
-// they are, anything else is decoded as JSON.
+// they are, *Message receives the Message (its Attempts left 0: the
+// Record's Attempts include them), anything else is decoded as
+// JSON.
 func (r Record) DecodeInput(v any) error {
 	switch p := v.(type) {
+	case *Message:
+		*p = Message{Data: r.Input, MessageID: r.MessageID, AckID: r.AckID, Attributes: r.Attributes}
+		return nil
 	case *[]byte:
 		*p = append([]byte(nil), r.Input...)
 		return nil
@@ -108,11 +145,13 @@ type recordJSON struct {
 	FirstAttempt  string  `json:"first_attempt,omitempty"`
 	LastAttempt   string  `json:"last_attempt,omitempty"`
 	RetryAfterMs  int64   `json:"retry_after_ms,omitempty"`
+	MessageID     string  `json:"message_id,omitempty"`
 }
 
 // MarshalJSON writes the record as one JSON object. Input is written as a
 // string when it is valid UTF-8, otherwise base64 with
-// "input_encoding":"base64". Times are RFC 3339 with microseconds.
+// "input_encoding":"base64". Times are RFC 3339 with microseconds. Of a
+// Message's metadata, only the message ID is written.
 func (r Record) MarshalJSON() ([]byte, error) {
 	j := recordJSON{
 		Error:        r.Error,
@@ -123,6 +162,7 @@ func (r Record) MarshalJSON() ([]byte, error) {
 		Attempts:     r.Attempts,
 		Group:        r.Group,
 		RetryAfterMs: r.RetryAfter,
+		MessageID:    r.MessageID,
 	}
 	if utf8.Valid(r.Input) {
 		j.Input = string(r.Input)
@@ -155,6 +195,7 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 		Attempts:    j.Attempts,
 		Group:       j.Group,
 		RetryAfter:  j.RetryAfterMs,
+		MessageID:   j.MessageID,
 	}
 	switch j.InputEncoding {
 	case "":

@@ -45,13 +45,16 @@ import (
 func init() {
 	register.DoFn4x0[context.Context, beam.T, func(string, batch), func(Record)](&keyFn{})
 	register.DoFn9x1[context.Context, state.Provider, timers.Provider, string, batch,
-		func([]byte), func(Record), func(Record), func(Record), error](&throttleFn{})
+		func(beam.Z), func(Record), func(Record), func(Record), error](&throttleFn{})
 	register.DoFn2x1[[]byte, func(beam.Y), error](&decodeFn{})
 	register.Emitter2[string, batch]()
 	register.Emitter1[Record]()
 	register.Emitter1[[]byte]()
 	register.Emitter1[beam.Y]()
+	register.Emitter1[beam.Z]()
 	beam.RegisterType(reflect.TypeOf((*Record)(nil)).Elem())
+	beam.RegisterType(messageType)
+	beam.RegisterType(replyType)
 	beam.RegisterType(reflect.TypeOf((*batch)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*item)(nil)).Elem())
 }
@@ -86,6 +89,11 @@ type Outputs struct {
 // clientcall.Setupper or clientcall.Teardowner, those hooks run once per
 // worker instance. Outputs.Success is a PCollection<Resp>; the other three
 // are PCollection<Record>.
+//
+// in may also be a PCollection<Message>, payloads with metadata: caller
+// then is a clientcall.Caller[[]byte, []byte] called with each Data,
+// Outputs.Success is a PCollection<Reply>, and the Records carry the
+// metadata.
 //
 // Usage:
 //
@@ -127,8 +135,18 @@ func TryAdaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) 
 	if err != nil {
 		return Outputs{}, err
 	}
-	if reqT != elemT {
+	message := elemT == messageType
+	switch {
+	case message && (reqT != bytesType || respT != bytesType):
+		return Outputs{}, fmt.Errorf("caller %T takes %v and returns %v, but Message inputs need a clientcall.Caller[[]byte, []byte]", caller, reqT, respT)
+	case !message && reqT != elemT:
 		return Outputs{}, fmt.Errorf("caller %T takes %v but the input elements are %v", caller, reqT, elemT)
+	}
+	okT := respT
+	if message {
+		okT = replyType
+	} else if respT != bytesType {
+		okT = bytesType // decoded below
 	}
 	callerV, err := newUserValue(caller)
 	if err != nil {
@@ -184,10 +202,11 @@ func TryAdaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) 
 		Scope:         cfg.Scope,
 		ID:            uuid.NewString(),
 		Quota:         cfg.Quota,
-	}, batches)
+		Messages:      message,
+	}, batches, beam.TypeDefinition{Var: beam.ZType, T: okT})
 
 	success := okBytes
-	if respT != bytesType {
+	if okT == bytesType && respT != bytesType {
 		success = beam.ParDo(s, &decodeFn{Type: beam.EncodedType{T: respT}}, okBytes,
 			beam.TypeDefinition{Var: beam.YType, T: respT})
 	}

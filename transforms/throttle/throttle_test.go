@@ -283,3 +283,44 @@ func TestTryAdaptiveErrors(t *testing.T) {
 		})
 	}
 }
+
+func init() {
+	register.Function1x1[Reply, bool](messageReplyOK)
+	register.Function1x1[Record, bool](messageRecordOK)
+}
+
+// messageReplyOK: a Reply holds the input Message unchanged and the
+// response (mixCaller echoes).
+func messageReplyOK(r Reply) bool {
+	in := r.Input
+	return string(r.Response) == string(in.Data) && in.MessageID == "id-"+string(in.Data) &&
+		in.AckID == "ack-"+string(in.Data) && in.Attributes["k"] == "v" && in.Attempts == 2
+}
+
+// messageRecordOK: a Record of a Message input carries its Data as Input,
+// its metadata, and its earlier attempts added to its own.
+func messageRecordOK(r Record) bool {
+	var m Message
+	return r.DecodeInput(&m) == nil && string(m.Data) == "x8" && m.MessageID == "id-x8" && m.AckID == "ack-x8" &&
+		m.Attributes["k"] == "v" && r.Attempts == 3
+}
+
+// TestMessageElements: the caller gets each Message's Data, and its
+// metadata passes through to the Reply or the Record.
+func TestMessageElements(t *testing.T) {
+	p, s := beam.NewPipelineWithRoot()
+	var msgs []any
+	for _, d := range []string{"x0", "x1", "x8"} {
+		msgs = append(msgs, Message{Data: []byte(d), MessageID: "id-" + d, AckID: "ack-" + d, Attributes: map[string]string{"k": "v"}, Attempts: 2})
+	}
+	out := Adaptive(s, beam.Create(s, msgs...), mixCaller{}, WithMode(adaptive.ModeSRE), WithK(1e9))
+	passert.Count(s, out.Success, "success", 2)
+	passert.True(s, out.Success, messageReplyOK)
+	passert.Count(s, out.Errors, "errors", 1)
+	passert.True(s, out.Errors, messageRecordOK)
+	runPipeline(t, p, true)
+	s2 := beam.NewPipeline().Root()
+	if _, err := TryAdaptive(s2, beam.Create(s2, msgs...), stringCaller{}); err == nil {
+		t.Error("TryAdaptive over Messages with a string caller: got nil error")
+	}
+}
