@@ -4,8 +4,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
+	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 )
@@ -89,8 +91,8 @@ func encodeBatch(b batch) ([]byte, error) {
 		out = appendString(out, it.AckID)
 		out = binary.AppendVarint(out, int64(it.Prior))
 		out = binary.AppendUvarint(out, uint64(len(it.Attributes)))
-		for k, v := range it.Attributes {
-			out = appendString(appendString(out, k), v)
+		for _, k := range slices.Sorted(maps.Keys(it.Attributes)) { // sorted: the same batch, the same bytes
+			out = appendString(appendString(out, k), it.Attributes[k])
 		}
 	}
 	return out, nil
