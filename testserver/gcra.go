@@ -18,12 +18,22 @@ const maxTolerance = 100 * 365 * 24 * time.Hour
 // TAT = max(TAT, t) + T. Burst 1 means requests must be T apart; burst B
 // lets B come back to back after an idle period of (B-1)×T.
 //
+// A request of cost c counts as c requests arriving at once, all or
+// nothing: it is accepted iff t ≥ max(TAT, t) + (c-1)×T - tau, that is iff
+// its last unit would be, and then TAT = max(TAT, t) + c×T. The max
+// matters: with TAT in the past, TAT + (c-1)×T - tau would let idle time
+// pay for a large cost, which GCRA never banks. So a request of cost c
+// fits an idle limiter iff (c-1)×T ≤ tau, i.e. c ≤ burst (maxCost), and
+// one of a larger cost never fits. Cost 1 is the rule above; cost 0 is
+// accepted and changes nothing.
+//
 // T and tau are kept exactly, as whole nanoseconds plus a remainder in
 // units of 1/quota ns, so that a rate such as 3 per second neither drifts
 // nor rounds. It is not safe for concurrent use, and quota must be > 0.
 type gcra struct {
-	quota int64 // the remainders' denominator
-	burst int64 // ≥ 1
+	quota   int64 // the remainders' denominator
+	burst   int64 // ≥ 1
+	maxCost int64 // the largest c with (c-1)×T ≤ tau: burst, less if tau is capped
 
 	t, tRem     int64 // T = t + tRem/quota ns
 	tau, tauRem int64 // tau = tau + tauRem/quota ns
@@ -39,7 +49,7 @@ func newGCRA(now time.Time, quota int, period time.Duration, burst int) *gcra {
 	return g
 }
 
-// setRate sets T and tau for quota per period, leaving TAT alone.
+// setRate sets T, tau and maxCost for quota per period, leaving TAT alone.
 func (g *gcra) setRate(quota int, period time.Duration) {
 	q := int64(quota)
 	g.quota = q
@@ -53,24 +63,50 @@ func (g *gcra) setRate(quota int, period time.Duration) {
 			g.tau, g.tauRem = int64(n), int64(r)
 		}
 	}
+	// maxCost - 1 = floor(tau/T) = floor((tau×quota + tauRem) / period),
+	// which is burst-1 unless tau was capped; below 2^63, so the division
+	// cannot overflow.
+	hi, lo = bits.Mul64(uint64(g.tau), uint64(q))
+	lo, carry := bits.Add64(lo, uint64(g.tauRem), 0)
+	n, _ := bits.Div64(hi+carry, lo, uint64(period))
+	g.maxCost = int64(n) + 1
 }
 
-// take accepts a request at now or says how long until one would be.
-func (g *gcra) take(now time.Time) (ok bool, wait time.Duration) {
-	// Accept iff now + tau ≥ TAT, comparing nanoseconds, then remainders.
-	limit := now.Add(time.Duration(g.tau))
-	if c := limit.Compare(g.tat); c < 0 || c == 0 && g.tauRem < g.tatRem {
-		wait = g.tat.Sub(limit) // TAT - tau - now, rounded up to whole ns
-		if g.tatRem > g.tauRem {
-			wait++
-		}
+// times returns n×T as whole nanoseconds plus a remainder in 1/quota ns.
+// n×T must fit in int64 nanoseconds.
+func (g *gcra) times(n int64) (ns, rem int64) {
+	// n×tRem in 128 bits: tRem < quota, so the quotient fits in 64.
+	hi, lo := bits.Mul64(uint64(n), uint64(g.tRem))
+	d, r := bits.Div64(hi, lo, uint64(g.quota))
+	return n*g.t + int64(d), int64(r)
+}
+
+// take accepts a request of cost c at now, or says how long until a
+// request of that cost would be accepted. c must be in [1, maxCost].
+func (g *gcra) take(now time.Time, c int64) (ok bool, wait time.Duration) {
+	// allow = TAT + (c-1)×T - tau; accept iff now ≥ allow. With TAT before
+	// now, allow ≤ now as c ≤ maxCost, so TAT can stand for max(TAT, now).
+	d, dRem := g.times(c - 1)
+	d, dRem = d-g.tau, dRem-g.tauRem
+	if dRem < 0 {
+		d, dRem = d-1, dRem+g.quota
+	}
+	allow, allowRem := g.tat.Add(time.Duration(d)), g.tatRem+dRem
+	if allowRem >= g.quota {
+		allow, allowRem = allow.Add(1), allowRem-g.quota
+	}
+	wait = allow.Sub(now) // rounded up to whole ns
+	if allowRem > 0 {
+		wait++
+	}
+	if wait > 0 {
 		return false, wait
 	}
 	if g.tat.Before(now) {
 		g.tat, g.tatRem = now, 0
 	}
-	g.tat = g.tat.Add(time.Duration(g.t))
-	g.tatRem += g.tRem
+	n, nRem := g.times(c)
+	g.tat, g.tatRem = g.tat.Add(time.Duration(n)), g.tatRem+nRem
 	if g.tatRem >= g.quota {
 		g.tat, g.tatRem = g.tat.Add(1), g.tatRem-g.quota
 	}

@@ -146,7 +146,7 @@ func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request) {
 		status, o = http.StatusRequestEntityTooLarge, tooLarge
 		msg = fmt.Sprintf("testserver: body longer than %d bytes", h.cfg.MaxBodyBytes)
 	default:
-		if ok, wait := h.lim.take(now); !ok {
+		if ok, wait := h.lim.take(now, 1); !ok {
 			status, o, retryAfter, msg = http.StatusTooManyRequests, rejected, retryAfterSeconds(wait), "testserver: over quota"
 		} else if h.errRand.Float64() < h.errorRate {
 			status, o, msg = http.StatusInternalServerError, errored, "testserver: injected error"

@@ -23,9 +23,9 @@ type limiter struct {
 	credit   int64
 	last     time.Time // start of the current refill step
 
-	// Fixed window.
+	// Fixed window: used counts the cost units taken in the window.
 	windowStart time.Time
-	used        int
+	used        int64
 
 	// GCRA: burst as configured (0 or 1 = none); rule is nil while the
 	// quota is unlimited.
@@ -84,28 +84,49 @@ func (l *limiter) advance(now time.Time) {
 	}
 }
 
-// take uses up one request of quota at now. If none is left it returns
-// false and how long until one is.
-func (l *limiter) take(now time.Time) (ok bool, wait time.Duration) {
-	if l.quota == 0 {
+// maxCost is the largest cost a request can have and still be accepted
+// one day: Quota for the token bucket (its capacity) and the fixed window,
+// the burst for GCRA (see gcra.maxCost), and math.MaxInt64 while the quota
+// is unlimited.
+func (l *limiter) maxCost() int64 {
+	switch {
+	case l.quota == 0:
+		return math.MaxInt64
+	case l.mode == GCRA:
+		return l.rule.maxCost
+	}
+	return int64(l.quota)
+}
+
+// take uses up cost units of quota at now, all or nothing: if they do not
+// all fit, it takes none and returns false and how long until a request of
+// that cost would fit. Cost 0 always fits and takes nothing. cost must be
+// in [0, maxCost()].
+//
+// The token bucket needs cost tokens; the fixed window needs room for
+// cost more in the window's counter, so the wait is until the next
+// window; GCRA is as gcra.take says.
+func (l *limiter) take(now time.Time, cost int64) (ok bool, wait time.Duration) {
+	if l.quota == 0 || cost == 0 {
 		return true, 0
 	}
 	l.advance(now)
 	switch l.mode {
 	case GCRA:
-		return l.rule.take(now)
+		return l.rule.take(now, cost)
 	case FixedWindow:
-		if l.used < l.quota {
-			l.used++
+		if l.used+cost <= int64(l.quota) {
+			l.used += cost
 			return true, 0
 		}
 		return false, l.windowStart.Add(l.period).Sub(now)
 	default:
-		if l.credit >= l.unit {
-			l.credit -= l.unit
+		need := cost * l.unit // ≤ capacity, as cost ≤ quota
+		if l.credit >= need {
+			l.credit -= need
 			return true, 0
 		}
-		k := (l.unit - l.credit + l.perStep - 1) / l.perStep
+		k := (need - l.credit + l.perStep - 1) / l.perStep
 		return false, l.last.Add(time.Duration(k) * l.step).Sub(now)
 	}
 }
