@@ -3,7 +3,6 @@ package testserver
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -16,12 +15,13 @@ import (
 
 const indexPage = `beamthrottle quota test server
 
-/api, /api/...        any method: the quota'd API (200 echoes the body; 429, 413, 500, outage status)
+/api, /api/...        any method: the quota'd API (200 echoes the body, or answers a JSON-array
+                      batch item by item; 429, 413, 400 bad cost, 500, outage status)
 GET  /stats           stats as JSON
 GET  /metrics         Prometheus metrics
 POST /admin/quota     ?quota=N&period=1s
 POST /admin/outage    ?status=503|429|0
-POST /admin/faults    ?latency=50ms&jitter=10ms&error_rate=0.3
+POST /admin/faults    ?latency=50ms&jitter=10ms&error_rate=0.3&item_error_rate=0.1
 POST /admin/reset     zero the stats
 POST /report          ?client_throttled=N
 GET  /healthz         health check
@@ -97,6 +97,19 @@ func duration(q url.Values, name string, def time.Duration) (time.Duration, erro
 	return d, nil
 }
 
+// fraction parses the parameter name of q, a number in [0, 1], or returns
+// def if it is absent.
+func fraction(q url.Values, name string, def float64) (float64, error) {
+	if !q.Has(name) {
+		return def, nil
+	}
+	f, err := strconv.ParseFloat(q.Get(name), 64)
+	if err != nil || !(f >= 0 && f <= 1) {
+		return 0, fmt.Errorf("parameter %s: %q: want a number in [0, 1]", name, q.Get(name))
+	}
+	return f, nil
+}
+
 func (h *Handler) serveQuota(w http.ResponseWriter, r *http.Request) {
 	q, ok := params(w, r, "quota", "period")
 	if !ok {
@@ -147,12 +160,12 @@ func (h *Handler) serveOutage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) serveFaults(w http.ResponseWriter, r *http.Request) {
-	q, ok := params(w, r, "latency", "jitter", "error_rate")
+	q, ok := params(w, r, "latency", "jitter", "error_rate", "item_error_rate")
 	if !ok {
 		return
 	}
 	h.mu.Lock()
-	latency, jitter, rate := h.latency, h.jitter, h.errorRate
+	latency, jitter, rate, itemRate := h.latency, h.jitter, h.errorRate, h.itemErrorRate
 	h.mu.Unlock()
 	latency, err := duration(q, "latency", latency)
 	if err != nil {
@@ -164,12 +177,13 @@ func (h *Handler) serveFaults(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, "%v", err)
 		return
 	}
-	if q.Has("error_rate") {
-		rate, err = strconv.ParseFloat(q.Get("error_rate"), 64)
-		if err != nil || math.IsNaN(rate) || rate < 0 || rate > 1 {
-			badRequest(w, "parameter error_rate: %q: want a number in [0, 1]", q.Get("error_rate"))
-			return
-		}
+	if rate, err = fraction(q, "error_rate", rate); err != nil {
+		badRequest(w, "%v", err)
+		return
+	}
+	if itemRate, err = fraction(q, "item_error_rate", itemRate); err != nil {
+		badRequest(w, "%v", err)
+		return
 	}
 	if q.Has("latency") || q.Has("jitter") {
 		h.SetLatency(latency, jitter)
@@ -177,7 +191,10 @@ func (h *Handler) serveFaults(w http.ResponseWriter, r *http.Request) {
 	if q.Has("error_rate") {
 		h.SetErrorRate(rate)
 	}
-	fmt.Fprintf(w, "latency %v jitter %v error_rate %v\n", latency, jitter, rate)
+	if q.Has("item_error_rate") {
+		h.SetItemErrorRate(itemRate)
+	}
+	fmt.Fprintf(w, "latency %v jitter %v error_rate %v item_error_rate %v\n", latency, jitter, rate, itemRate)
 }
 
 func (h *Handler) serveReset(w http.ResponseWriter, r *http.Request) {

@@ -31,6 +31,11 @@ func TestAdminRejectsBadParams(t *testing.T) {
 		"/admin/faults?error_rate=1.5",
 		"/admin/faults?error_rate=-0.1",
 		"/admin/faults?error_rate=NaN",
+		"/admin/faults?item_error_rate=1.5",
+		"/admin/faults?item_error_rate=-0.1",
+		"/admin/faults?item_error_rate=NaN",
+		"/admin/faults?item_error_rate=half",
+		"/admin/faults?item_error_rate=0.1&item_error_rate=0.2",
 		"/admin/faults?error_rate=0.1&latency=1ms&color=red",
 		"/admin/reset?all=1",
 		"/report",
@@ -96,6 +101,31 @@ func TestAdminChangesBehaviour(t *testing.T) {
 			}
 			if got := h.Stats().Period; got != tc.period {
 				t.Errorf("Stats().Period: got %s, want %s", got, tc.period)
+			}
+		})
+	}
+}
+
+func TestAdminItemErrorRate(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		admin []string // POSTed in order, each must answer 200
+		want  string   // the answer to the batch [1,2]
+	}{
+		{"none", nil, `[1,2]`},
+		{"all", []string{"/admin/faults?item_error_rate=1"}, "[" + itemError + "," + itemError + "]"},
+		{"off again", []string{"/admin/faults?item_error_rate=1", "/admin/faults?item_error_rate=0"}, `[1,2]`},
+		{"error_rate alone keeps it", []string{"/admin/faults?item_error_rate=1", "/admin/faults?error_rate=0"}, "[" + itemError + "," + itemError + "]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHandler(t, testserver.Config{})
+			for _, target := range tc.admin {
+				if r := serve(h, "POST", target, ""); r.status != http.StatusOK {
+					t.Fatalf("POST %s: got %d %q, want 200", target, r.status, r.body)
+				}
+			}
+			if r := serve(h, "POST", "/api", "[1,2]"); r.status != http.StatusOK || r.body != tc.want {
+				t.Errorf("batch: got %d %q, want 200 %q", r.status, r.body, tc.want)
 			}
 		})
 	}

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"math"
 	"time"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // Mode selects how the quota is enforced.
@@ -14,11 +16,14 @@ type Mode string
 const (
 	// TokenBucket, the default, holds up to Quota tokens and refills them in
 	// steps: every Refill it adds Quota×Refill/Period tokens, up to Quota.
-	// Each accepted request takes one token.
+	// Each accepted request takes one token, or as many as its cost (see
+	// Config.CostHeader), all or nothing.
 	TokenBucket Mode = "token-bucket"
 	// FixedWindow accepts Quota requests per window of length Period. The
 	// counter resets at each window boundary; windows start at the time the
-	// Handler was made.
+	// Handler was made. With a cost, it accepts Quota cost units per
+	// window: a request is accepted iff its whole cost fits in what is
+	// left of the window's quota.
 	FixedWindow Mode = "fixed-window"
 	// GCRA is a strict limiter, the generic cell rate algorithm as API
 	// gateways configure it. With emission interval T = Period/Quota and
@@ -28,6 +33,11 @@ const (
 	// burst, requests must be at least T apart (10 per second: 100ms); with
 	// a burst of B, up to B may come back to back after an idle period.
 	// Retry-After is the wait until a request would be accepted.
+	//
+	// A request of cost c counts as c requests at once: it is accepted
+	// iff t ≥ max(TAT, t) + (c-1)×T - tau, and then TAT = max(TAT, t) + c×T.
+	// So a cost of at most Burst (or 1 with no burst) fits after an idle
+	// period, and a larger one never does.
 	GCRA Mode = "gcra"
 )
 
@@ -45,8 +55,30 @@ var ErrConfig = errors.New("testserver: invalid config")
 
 // Config configures a Handler or Server. Zero values mean the documented
 // defaults, so the zero Config is an unlimited, fault-free echo server.
+//
+// # Costs
+//
+// By default every API request costs 1 unit of Quota. With CostHeader or
+// CostField set, a request costs what it says, and Quota counts cost units
+// per Period: Quota 60000, Period time.Minute and CostField "tokens" is a
+// quota of 60000 tokens per minute. A request's cost is read, in this
+// order of precedence:
+//   - from the request header CostHeader, if set and present: a
+//     non-negative decimal integer;
+//   - from the top-level field CostField of a JSON-object body, if set;
+//     for a batch (a JSON-array body, see Handler.ServeHTTP), the sum of
+//     the field over the items; a body or item that is not an object, or
+//     an object without the field, counts 1; a field that is there must
+//     be a non-negative JSON integer;
+//   - else 1.
+//
+// A cost that is not a non-negative integer is answered 400 (counted in
+// Stats.BadCost); a cost larger than the quota can ever accept at once is
+// answered 413 (Stats.CostTooLarge). Neither uses quota. Cost 0 is
+// accepted and uses no quota.
 type Config struct {
-	// Quota is the number of requests allowed per Period; 0 means unlimited.
+	// Quota is the number of requests allowed per Period, or of cost units
+	// with CostHeader or CostField set; 0 means unlimited.
 	Quota int
 	// Period is the quota period; 0 means DefaultPeriod (1s).
 	Period time.Duration
@@ -56,9 +88,9 @@ type Config struct {
 	// (100ms), or Period if that is shorter. Ignored for FixedWindow and
 	// GCRA.
 	Refill time.Duration
-	// Burst is, for GCRA, how many requests may come back to back after
-	// an idle period; 0 or 1 means no burst. It must be 0 in the other
-	// modes, whose burst is fixed by Quota.
+	// Burst is, for GCRA, how many requests (or cost units) may come back
+	// to back after an idle period; 0 or 1 means no burst. It must be 0 in
+	// the other modes, whose burst is fixed by Quota.
 	Burst int
 	// Latency is added to every API request before it is answered.
 	Latency time.Duration
@@ -71,6 +103,18 @@ type Config struct {
 	// ErrorRate is the fraction, in [0, 1], of under-quota requests answered
 	// with 500. Such requests still use up quota.
 	ErrorRate float64
+	// ItemErrorRate is the probability, in [0, 1], that each item of a
+	// batch answered 200 fails: its entry in the answer is
+	// {"status":500,"error":"testserver: injected item error"} instead of
+	// the item. Items fail independently; requests that are not batches
+	// are not affected.
+	ItemErrorRate float64
+	// CostHeader, if not "", names the request header holding a request's
+	// cost, such as "X-Cost". See Costs above.
+	CostHeader string
+	// CostField, if not "", names the top-level JSON field holding the
+	// cost of a request or batch item, such as "tokens". See Costs above.
+	CostField string
 	// MaxBodyBytes limits API request bodies; larger ones get 413.
 	// 0 means DefaultMaxBodyBytes (1 MiB).
 	MaxBodyBytes int64
@@ -78,9 +122,9 @@ type Config struct {
 	// connections wait to be accepted. 0 means DefaultMaxConns (256).
 	// A bare Handler ignores it.
 	MaxConns int
-	// Seed seeds the random sources for jitter and errors. Two handlers
-	// with the same Seed make the same sequence of choices; 0 is a valid
-	// seed like any other.
+	// Seed seeds the random sources for jitter, errors and item errors.
+	// Two handlers with the same Seed make the same sequence of choices; 0
+	// is a valid seed like any other.
 	Seed uint64
 	// Now is the clock used for quota decisions and the per-second stats
 	// series; nil means time.Now. Tests can inject a fake clock to step
@@ -127,6 +171,10 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: Jitter %v is negative", ErrConfig, c.Jitter)
 	case !(c.ErrorRate >= 0 && c.ErrorRate <= 1):
 		return c, fmt.Errorf("%w: ErrorRate %v is not in [0, 1]", ErrConfig, c.ErrorRate)
+	case !(c.ItemErrorRate >= 0 && c.ItemErrorRate <= 1):
+		return c, fmt.Errorf("%w: ItemErrorRate %v is not in [0, 1]", ErrConfig, c.ItemErrorRate)
+	case c.CostHeader != "" && !httpguts.ValidHeaderFieldName(c.CostHeader):
+		return c, fmt.Errorf("%w: CostHeader %q is not a valid header name", ErrConfig, c.CostHeader)
 	case c.MaxBodyBytes < 0:
 		return c, fmt.Errorf("%w: MaxBodyBytes %d is negative", ErrConfig, c.MaxBodyBytes)
 	case c.MaxConns < 0:

@@ -15,10 +15,18 @@
 //	resp, err := http.Post(srv.Endpoint(), "application/json", body)
 //	// 200 echoing body five times, then 429 with Retry-After.
 //	got := srv.Handler.Stats() // Accepted, Rejected, ...
+//
+// A request may cost more than one unit of quota: with Config.CostHeader
+// or Config.CostField, Quota counts cost units (tokens, bytes, items) per
+// Period, and a request's cost is read from a header or a JSON field. A
+// JSON-array body is a batch: the answer is a JSON array with one entry
+// per item, and Config.ItemErrorRate fails items one by one. See
+// Handler.ServeHTTP for every answer.
 package testserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -57,7 +65,7 @@ const MaxClients = 16
 //	GET  /metrics           Prometheus text format
 //	POST /admin/quota       ?quota=N&period=1s (either may be left out)
 //	POST /admin/outage      ?status=503 (or 429; 0 ends the outage)
-//	POST /admin/faults      ?latency=50ms&jitter=10ms&error_rate=0.3 (any subset)
+//	POST /admin/faults      ?latency=50ms&jitter=10ms&error_rate=0.3&item_error_rate=0.1 (any subset)
 //	POST /admin/reset       zero the stats
 //	POST /report            ?client_throttled=N: add client-side throttles to the stats
 //	GET  /healthz           200
@@ -68,18 +76,21 @@ const MaxClients = 16
 // Bad admin or report parameters are answered 400 with a message.
 type Handler struct {
 	cfg     Config // with defaults; only the fields fixed at creation are read
+	cost    costRule
 	mux     *http.ServeMux
 	metrics *metrics
 
-	mu         sync.Mutex
-	lim        *limiter
-	latency    time.Duration
-	jitter     time.Duration
-	errorRate  float64
-	outage     int
-	errRand    *rand.Rand
-	jitterRand *rand.Rand
-	rec        recorder
+	mu            sync.Mutex
+	lim           *limiter
+	latency       time.Duration
+	jitter        time.Duration
+	errorRate     float64
+	itemErrorRate float64
+	outage        int
+	errRand       *rand.Rand
+	jitterRand    *rand.Rand
+	itemRand      *rand.Rand
+	rec           recorder
 }
 
 // NewHandler returns a Handler for cfg, or an error wrapping ErrConfig if a
@@ -90,13 +101,16 @@ func NewHandler(cfg Config) (*Handler, error) {
 		return nil, err
 	}
 	h := &Handler{
-		cfg:        cfg,
-		lim:        newLimiter(cfg.Now(), cfg),
-		latency:    cfg.Latency,
-		jitter:     cfg.Jitter,
-		errorRate:  cfg.ErrorRate,
-		errRand:    rand.New(rand.NewPCG(cfg.Seed, 1)),
-		jitterRand: rand.New(rand.NewPCG(cfg.Seed, 2)),
+		cfg:           cfg,
+		cost:          costRule{header: cfg.CostHeader, field: cfg.CostField},
+		lim:           newLimiter(cfg.Now(), cfg),
+		latency:       cfg.Latency,
+		jitter:        cfg.Jitter,
+		errorRate:     cfg.ErrorRate,
+		itemErrorRate: cfg.ItemErrorRate,
+		errRand:       rand.New(rand.NewPCG(cfg.Seed, 1)),
+		jitterRand:    rand.New(rand.NewPCG(cfg.Seed, 2)),
+		itemRand:      rand.New(rand.NewPCG(cfg.Seed, 3)),
 	}
 	h.metrics = newMetrics(
 		func() float64 { h.mu.Lock(); defer h.mu.Unlock(); return float64(h.lim.quota) },
@@ -113,10 +127,27 @@ func NewHandler(cfg Config) (*Handler, error) {
 // precedence:
 //   - during an outage, the outage status with Retry-After: 1;
 //   - 413 if its body is longer than MaxBodyBytes;
-//   - 429 with Retry-After (whole seconds until the quota allows a request,
-//     at least 1) if it is over quota;
+//   - 400 if its cost (see Config.CostHeader and Config.CostField) is not
+//     a non-negative integer, with a message saying which; counted in
+//     Stats.BadCost, using no quota;
+//   - 413 if its cost is more than the quota can ever accept at once (the
+//     token bucket's capacity or the fixed window's quota, both Quota, or
+//     GCRA's burst), with a message saying so; counted in
+//     Stats.CostTooLarge, using no quota. Retrying such a request cannot
+//     help, so it is never 429;
+//   - 429 with Retry-After (whole seconds until the quota allows a request
+//     of its cost, at least 1) if it does not fit the quota; a request
+//     uses its whole cost or nothing;
 //   - 500 for the ErrorRate fraction of under-quota requests;
-//   - otherwise 200, echoing the request body and its Content-Type.
+//   - otherwise 200. A body that is a JSON array is a batch: the answer,
+//     of Content-Type application/json, is a JSON array with one entry
+//     per item, in order: the item as it came, or, for an item failed by
+//     ItemErrorRate, {"status":500,"error":"testserver: injected item error"}.
+//     Any other body is echoed with its Content-Type.
+//
+// A batch is answered as a whole up to the 200: one outage, body-size,
+// quota or ErrorRate answer for the whole request, which costs the sum of
+// its items' costs (or 1 with no cost configured).
 //
 // With Config.NoRetryAfter, the 429 and outage answers carry no
 // Retry-After. A request naming its client with ClientHeader is counted
@@ -135,35 +166,63 @@ func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "testserver: reading body: "+err.Error(), http.StatusBadRequest)
 		return
 	}
+	var (
+		items   []json.RawMessage
+		batch   bool
+		cost    = int64(1)
+		costErr error
+	)
+	if tooBig == nil {
+		items, batch = parseBatch(body)
+		cost, costErr = h.cost.cost(r.Header, body, items, batch)
+	}
 
 	h.mu.Lock()
 	now := h.cfg.Now()
-	status, o, retryAfter, msg := http.StatusOK, accepted, int64(0), ""
+	status, retryAfter, msg := http.StatusOK, int64(0), ""
+	a := answer{outcome: accepted, cost: cost}
+	var failed []bool // of a batch's items
 	switch {
 	case h.outage != 0:
-		status, o, retryAfter, msg = h.outage, rejected, outageRetryAfter, "testserver: outage"
+		status, retryAfter, msg = h.outage, outageRetryAfter, "testserver: outage"
+		a.outcome = rejected
+		if costErr != nil {
+			a.cost = 1
+		}
 	case tooBig != nil:
-		status, o = http.StatusRequestEntityTooLarge, tooLarge
+		status, a.outcome = http.StatusRequestEntityTooLarge, tooLarge
 		msg = fmt.Sprintf("testserver: body longer than %d bytes", h.cfg.MaxBodyBytes)
+	case costErr != nil:
+		status, a.outcome, msg = http.StatusBadRequest, badCost, "testserver: bad cost: "+costErr.Error()
+	case cost > h.lim.maxCost():
+		status, a.outcome = http.StatusRequestEntityTooLarge, costTooLarge
+		msg = fmt.Sprintf("testserver: cost %d exceeds the quota's capacity of %d", cost, h.lim.maxCost())
 	default:
-		if ok, wait := h.lim.take(now, 1); !ok {
-			status, o, retryAfter, msg = http.StatusTooManyRequests, rejected, retryAfterSeconds(wait), "testserver: over quota"
+		if ok, wait := h.lim.take(now, cost); !ok {
+			status, retryAfter, msg = http.StatusTooManyRequests, retryAfterSeconds(wait), "testserver: over quota"
+			a.outcome = rejected
 		} else if h.errRand.Float64() < h.errorRate {
-			status, o, msg = http.StatusInternalServerError, errored, "testserver: injected error"
+			status, a.outcome, msg = http.StatusInternalServerError, errored, "testserver: injected error"
+		} else if batch {
+			a.items = int64(len(items))
+			failed, a.itemErrors = h.failItems(len(items))
+		} else {
+			a.items = 1
 		}
 	}
 	delay := h.latency
 	if j := h.jitterRand.Int64N(int64(max(h.jitter, 1))); h.jitter > 0 {
 		delay += time.Duration(j)
 	}
-	h.rec.add(now, o, r.Header.Get(ClientHeader))
-	h.metrics.requests.WithLabelValues(outcomeLabels[o]).Inc()
+	h.rec.add(now, a, r.Header.Get(ClientHeader))
+	h.metrics.count(a)
 	h.mu.Unlock()
 
 	if h.cfg.Logger.Enabled(r.Context(), slog.LevelDebug) {
 		h.cfg.Logger.LogAttrs(r.Context(), slog.LevelDebug, "api request",
 			slog.String("method", r.Method), slog.String("path", r.URL.Path),
-			slog.Int("status", status), slog.Duration("delay", delay))
+			slog.Int("status", status), slog.Int64("cost", a.cost), slog.Int64("items", a.items),
+			slog.Int64("item_errors", a.itemErrors), slog.Duration("delay", delay))
 	}
 	if !sleep(r.Context(), delay) {
 		return // the client has gone
@@ -176,10 +235,27 @@ func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, msg, status)
 		return
 	}
-	w.Header()["Content-Type"] = r.Header["Content-Type"] // nil stops sniffing
+	if batch {
+		body = batchAnswer(items, failed)
+		w.Header().Set("Content-Type", "application/json")
+	} else {
+		w.Header()["Content-Type"] = r.Header["Content-Type"] // nil stops sniffing
+	}
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	w.Write(body)
+}
+
+// failItems draws which of the n items of a batch fail by the item error
+// rate, and how many. h.mu must be held.
+func (h *Handler) failItems(n int) (failed []bool, count int64) {
+	failed = make([]bool, n)
+	for i := range failed {
+		if failed[i] = h.itemRand.Float64() < h.itemErrorRate; failed[i] {
+			count++
+		}
+	}
+	return failed, count
 }
 
 // sleep waits for d or until ctx is done, reporting whether d elapsed.
@@ -263,6 +339,19 @@ func (h *Handler) SetErrorRate(rate float64) {
 	h.cfg.Logger.Info("error rate changed", "error_rate", rate)
 }
 
+// SetItemErrorRate changes the probability that each item of a batch
+// answered 200 fails (see Config.ItemErrorRate). It panics unless
+// 0 ≤ rate ≤ 1.
+func (h *Handler) SetItemErrorRate(rate float64) {
+	if !(rate >= 0 && rate <= 1) {
+		panic(fmt.Sprintf("testserver.SetItemErrorRate: rate %v is not in [0, 1]", rate))
+	}
+	h.mu.Lock()
+	h.itemErrorRate = rate
+	h.mu.Unlock()
+	h.cfg.Logger.Info("item error rate changed", "item_error_rate", rate)
+}
+
 // Stats returns a snapshot of the counts since the Handler was made or last
 // Reset, with the current quota.
 func (h *Handler) Stats() Stats {
@@ -275,6 +364,7 @@ func (h *Handler) Stats() Stats {
 	if h.cfg.Mode == GCRA {
 		s.Burst = max(h.cfg.Burst, 1)
 	}
+	s.CostHeader, s.CostField = h.cfg.CostHeader, h.cfg.CostField
 	s.Outage = h.outage
 	s.Clients = maps.Clone(h.rec.totals.Clients)
 	s.Series = append([]Second{}, h.rec.series...)

@@ -1,7 +1,9 @@
 package testserver_test
 
 import (
+	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -79,6 +81,11 @@ func TestNewHandlerRejectsBadConfig(t *testing.T) {
 		{Mode: testserver.GCRA, Burst: -1},
 		{Burst: 2}, // a burst only for GCRA
 		{Mode: testserver.FixedWindow, Burst: 1},
+		{ItemErrorRate: -0.1},
+		{ItemErrorRate: 1.1},
+		{ItemErrorRate: math.NaN()},
+		{CostHeader: "X Cost"},
+		{CostHeader: "X-Cost:"},
 	} {
 		if _, err := testserver.NewHandler(cfg); err == nil {
 			t.Errorf("NewHandler(%+v) = nil error, want an error", cfg)
@@ -225,6 +232,28 @@ func TestSetOutagePanicsOnBadStatus(t *testing.T) {
 		}
 	}()
 	h.SetOutage(500)
+}
+
+func TestSetRatePanics(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  func(h *testserver.Handler, rate float64)
+	}{
+		{"SetErrorRate", (*testserver.Handler).SetErrorRate},
+		{"SetItemErrorRate", (*testserver.Handler).SetItemErrorRate},
+	} {
+		for _, rate := range []float64{-0.1, 1.1, math.NaN()} {
+			t.Run(fmt.Sprint(tc.name, " ", rate), func(t *testing.T) {
+				h := newHandler(t, testserver.Config{})
+				defer func() {
+					if recover() == nil {
+						t.Errorf("%s(%v) did not panic", tc.name, rate)
+					}
+				}()
+				tc.set(h, rate)
+			})
+		}
+	}
 }
 
 func TestErrorRate(t *testing.T) {

@@ -2,6 +2,7 @@ package testserver_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -62,6 +63,60 @@ func TestServerRejectsOverQuota(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("request %d: got %q, want %q", i, got[i], want[i])
 		}
+	}
+}
+
+// TestServerCostAndBatch runs a tokens-per-minute quota on a loopback
+// server and sends it batches and single requests over HTTP.
+func TestServerCostAndBatch(t *testing.T) {
+	clock := newFakeClock()
+	s := newServer(t, testserver.Config{
+		Quota: 100, Period: time.Minute, CostHeader: "X-Cost", CostField: "tokens", ItemErrorRate: 0.5, Seed: 7, Now: clock.Now,
+	})
+	for i, step := range []struct {
+		cost, body string // cost is the X-Cost header, "" for none
+		want       string // status, Retry-After and body
+	}{
+		{"", `[{"tokens":60,"text":"a"},{"tokens":30}]`, `200  [{"tokens":60,"text":"a"},` + itemError + `]`},
+		// 10 tokens left; 10 more come in 6s.
+		{"", `{"tokens":20}`, "429 6 testserver: over quota\n"},
+		{"10", `{"tokens":20}`, `200  {"tokens":20}`},
+		{"101", "x", "413  testserver: cost 101 exceeds the quota's capacity of 100\n"},
+		{" 7 ", "x", "429 5 testserver: over quota\n"}, // the header's spaces are not part of it
+		{"seven", "x", `400  testserver: bad cost: cost header X-Cost: "seven" is not a non-negative integer` + "\n"},
+	} {
+		req, err := http.NewRequest("POST", s.Endpoint(), strings.NewReader(step.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if step.cost != "" {
+			req.Header.Set("X-Cost", step.cost)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if got := fmt.Sprintf("%d %s %s", res.StatusCode, res.Header.Get("Retry-After"), body); got != step.want {
+			t.Errorf("request %d: got %q, want %q", i, got, step.want)
+		}
+	}
+
+	res, err := http.Get(s.URL + "/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var st testserver.Stats
+	if err := json.NewDecoder(res.Body).Decode(&st); err != nil {
+		t.Fatalf("GET /stats: %v", err)
+	}
+	got := fmt.Sprintf("accepted %d (cost %d) rejected %d (cost %d) items %d (errors %d) bad_cost %d cost_too_large %d quota %d %s %q %q",
+		st.Accepted, st.AcceptedCost, st.Rejected, st.RejectedCost, st.Items, st.ItemErrors, st.BadCost, st.CostTooLarge, st.Quota, st.Period, st.CostHeader, st.CostField)
+	if want := `accepted 2 (cost 100) rejected 2 (cost 27) items 3 (errors 1) bad_cost 1 cost_too_large 1 quota 100 1m0s "X-Cost" "tokens"`; got != want {
+		t.Errorf("GET /stats: got %s, want %s", got, want)
 	}
 }
 

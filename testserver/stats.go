@@ -22,18 +22,45 @@ type Stats struct {
 	Errors int64 `json:"errors"`
 	// TooLarge counts API requests answered 413 because of their body size.
 	TooLarge int64 `json:"too_large"`
+	// BadCost counts API requests answered 400 because their cost (see
+	// Config.CostHeader and Config.CostField) is not a non-negative
+	// integer. They use no quota.
+	BadCost int64 `json:"bad_cost"`
+	// CostTooLarge counts API requests answered 413 because their cost is
+	// more than the quota could ever accept at once (see
+	// Handler.ServeHTTP). They use no quota.
+	CostTooLarge int64 `json:"cost_too_large"`
+	// AcceptedCost, RejectedCost and ErrorCost sum the costs of the
+	// requests counted in Accepted, Rejected and Errors. With no cost
+	// configured every request costs 1, so they equal those counts. The
+	// quota used is AcceptedCost + ErrorCost; an outage answer to a
+	// request whose cost could not be read counts 1.
+	AcceptedCost int64 `json:"accepted_cost"`
+	RejectedCost int64 `json:"rejected_cost"`
+	ErrorCost    int64 `json:"error_cost"`
+	// Items counts the items of the requests answered 200: 1 for a
+	// request that is not a batch, the array's length for a batch.
+	Items int64 `json:"items"`
+	// ItemErrors counts the items of those that failed by
+	// Config.ItemErrorRate; it is part of Items.
+	ItemErrors int64 `json:"item_errors"`
 	// ClientThrottled sums the client-side throttles reported with
 	// POST /report.
 	ClientThrottled int64 `json:"client_throttled"`
-	// Quota is the current quota per Period; 0 means unlimited.
+	// Quota is the current quota per Period, in requests or, with
+	// CostHeader or CostField set, in cost units; 0 means unlimited.
 	Quota int `json:"quota"`
 	// Period is the current quota period, as time.Duration.String.
 	Period string `json:"period"`
 	// Mode is the quota algorithm.
 	Mode Mode `json:"mode"`
-	// Burst is how many requests GCRA accepts back to back after an idle
-	// period, 1 for none; 0 in the other modes.
+	// Burst is how many requests (or cost units) GCRA accepts back to
+	// back after an idle period, 1 for none; 0 in the other modes.
 	Burst int `json:"burst,omitempty"`
+	// CostHeader and CostField are Config's: how a request's cost is
+	// read; both "" when every request costs 1.
+	CostHeader string `json:"cost_header,omitempty"`
+	CostField  string `json:"cost_field,omitempty"`
 	// Outage is the status answered to every API request, or 0.
 	Outage int `json:"outage"`
 	// Clients counts the API requests that named their client with
@@ -53,6 +80,10 @@ type Second struct {
 	Rejected        int64 `json:"rejected"`
 	Errors          int64 `json:"errors"`
 	ClientThrottled int64 `json:"client_throttled"`
+	// AcceptedCost, RejectedCost and ErrorCost are as in Stats.
+	AcceptedCost int64 `json:"accepted_cost"`
+	RejectedCost int64 `json:"rejected_cost"`
+	ErrorCost    int64 `json:"error_cost"`
 	// Clients counts the second's requests that named their client with
 	// ClientHeader, by client name; nil if there were none.
 	Clients map[string]Counts `json:"clients,omitempty"`
@@ -61,9 +92,12 @@ type Second struct {
 // Counts are the answers to the API requests of one client (see
 // ClientHeader), counted as in Stats.
 type Counts struct {
-	Accepted int64 `json:"accepted"`
-	Rejected int64 `json:"rejected"`
-	Errors   int64 `json:"errors"`
+	Accepted     int64 `json:"accepted"`
+	Rejected     int64 `json:"rejected"`
+	Errors       int64 `json:"errors"`
+	AcceptedCost int64 `json:"accepted_cost"`
+	RejectedCost int64 `json:"rejected_cost"`
+	ErrorCost    int64 `json:"error_cost"`
 }
 
 // outcome is what an API request was answered, for stats and metrics.
@@ -73,10 +107,29 @@ const (
 	accepted outcome = iota
 	rejected
 	errored
-	tooLarge
+	tooLarge     // body over MaxBodyBytes
+	badCost      // 400: the cost is not a non-negative integer
+	costTooLarge // 413: the cost can never fit the quota
 )
 
-var outcomeLabels = [...]string{accepted: "accepted", rejected: "rejected", errored: "error", tooLarge: "too_large"}
+var outcomeLabels = [...]string{
+	accepted: "accepted", rejected: "rejected", errored: "error", tooLarge: "too_large",
+	badCost: "bad_cost", costTooLarge: "cost_too_large",
+}
+
+// costLabels are the outcomes whose cost is counted.
+var costLabels = [...]string{accepted: "accepted", rejected: "rejected", errored: "error"}
+
+// itemLabels are the outcomes of a batch's items in the items counter.
+var itemLabels = [...]string{"ok", "error"}
+
+// answer is what an API request was answered, for stats and metrics.
+type answer struct {
+	outcome    outcome
+	cost       int64 // counted for accepted, rejected and errored
+	items      int64 // accepted only: 1, or a batch's length
+	itemErrors int64 // accepted only: items failed by ItemErrorRate
+}
 
 // recorder keeps the counts behind Stats. It is not safe for concurrent use;
 // Handler guards it with its mutex.
@@ -113,22 +166,37 @@ func (r *recorder) bucket(now time.Time) *Second {
 
 // add counts an answer at now, and for client too unless it is "" (see
 // ClientHeader).
-func (r *recorder) add(now time.Time, o outcome, client string) {
-	if o == tooLarge {
+func (r *recorder) add(now time.Time, a answer, client string) {
+	switch a.outcome {
+	case tooLarge:
 		r.totals.TooLarge++
+		return
+	case badCost:
+		r.totals.BadCost++
+		return
+	case costTooLarge:
+		r.totals.CostTooLarge++
 		return
 	}
 	sec := r.bucket(now)
-	switch o {
+	switch a.outcome {
 	case accepted:
 		r.totals.Accepted++
+		r.totals.AcceptedCost += a.cost
+		r.totals.Items += a.items
+		r.totals.ItemErrors += a.itemErrors
 		sec.Accepted++
+		sec.AcceptedCost += a.cost
 	case rejected:
 		r.totals.Rejected++
+		r.totals.RejectedCost += a.cost
 		sec.Rejected++
+		sec.RejectedCost += a.cost
 	case errored:
 		r.totals.Errors++
+		r.totals.ErrorCost += a.cost
 		sec.Errors++
+		sec.ErrorCost += a.cost
 	}
 	if client == "" {
 		return
@@ -136,23 +204,26 @@ func (r *recorder) add(now time.Time, o outcome, client string) {
 	if _, ok := r.totals.Clients[client]; !ok && len(r.totals.Clients) >= MaxClients {
 		return
 	}
-	r.totals.Clients = addTo(r.totals.Clients, client, o)
-	sec.Clients = addTo(sec.Clients, client, o)
+	r.totals.Clients = addTo(r.totals.Clients, client, a)
+	sec.Clients = addTo(sec.Clients, client, a)
 }
 
-// addTo counts outcome o for client in m, making m if it is nil.
-func addTo(m map[string]Counts, client string, o outcome) map[string]Counts {
+// addTo counts answer a for client in m, making m if it is nil.
+func addTo(m map[string]Counts, client string, a answer) map[string]Counts {
 	if m == nil {
 		m = map[string]Counts{}
 	}
 	c := m[client]
-	switch o {
+	switch a.outcome {
 	case accepted:
 		c.Accepted++
+		c.AcceptedCost += a.cost
 	case rejected:
 		c.Rejected++
+		c.RejectedCost += a.cost
 	case errored:
 		c.Errors++
+		c.ErrorCost += a.cost
 	}
 	m[client] = c
 	return m
@@ -163,10 +234,24 @@ func (r *recorder) addClientThrottled(now time.Time, n int64) {
 	r.bucket(now).ClientThrottled += n
 }
 
+// count adds answer a to the counters.
+func (m *metrics) count(a answer) {
+	m.requests.WithLabelValues(outcomeLabels[a.outcome]).Inc()
+	if int(a.outcome) < len(costLabels) {
+		m.cost.WithLabelValues(costLabels[a.outcome]).Add(float64(a.cost))
+	}
+	if a.outcome == accepted {
+		m.items.WithLabelValues(itemLabels[0]).Add(float64(a.items - a.itemErrors))
+		m.items.WithLabelValues(itemLabels[1]).Add(float64(a.itemErrors))
+	}
+}
+
 // metrics holds a Handler's private Prometheus registry.
 type metrics struct {
 	reg             *prometheus.Registry
 	requests        *prometheus.CounterVec
+	cost            *prometheus.CounterVec
+	items           *prometheus.CounterVec
 	clientThrottled *prometheus.CounterVec // no labels, so that it can be reset
 }
 
@@ -177,7 +262,15 @@ func newMetrics(quota, periodSeconds, outage func() float64) *metrics {
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "quotaserver_requests_total",
-			Help: "API requests by outcome: accepted (200), rejected (429 or outage), error (injected 500), too_large (413).",
+			Help: "API requests by outcome: accepted (200), rejected (429 or outage), error (injected 500), too_large (413 body), bad_cost (400), cost_too_large (413 cost).",
+		}, []string{"outcome"}),
+		cost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "quotaserver_cost_total",
+			Help: "Cost units of API requests by outcome: accepted (200), rejected (429 or outage), error (injected 500). Each request costs 1 unless a cost header or field is configured.",
+		}, []string{"outcome"}),
+		items: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "quotaserver_items_total",
+			Help: "Items of API requests answered 200 (a batch's elements, or 1 for a request that is not a batch) by outcome: ok, or error (injected item error).",
 		}, []string{"outcome"}),
 		clientThrottled: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "quotaserver_client_throttled_total",
@@ -186,10 +279,12 @@ func newMetrics(quota, periodSeconds, outage func() float64) *metrics {
 	}
 	m.reg.MustRegister(
 		m.requests,
+		m.cost,
+		m.items,
 		m.clientThrottled,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "quotaserver_quota",
-			Help: "Requests allowed per quota period; 0 means unlimited.",
+			Help: "Requests (or cost units, if a cost header or field is configured) allowed per quota period; 0 means unlimited.",
 		}, quota),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "quotaserver_quota_period_seconds",
@@ -209,6 +304,14 @@ func (m *metrics) zero() {
 	m.requests.Reset()
 	for _, l := range outcomeLabels {
 		m.requests.WithLabelValues(l)
+	}
+	m.cost.Reset()
+	for _, l := range costLabels {
+		m.cost.WithLabelValues(l)
+	}
+	m.items.Reset()
+	for _, l := range itemLabels {
+		m.items.WithLabelValues(l)
 	}
 	m.clientThrottled.Reset()
 	m.clientThrottled.WithLabelValues()

@@ -44,11 +44,13 @@ func trafficAcrossSeconds(t *testing.T, h *testserver.Handler, clock *fakeClock)
 	}
 	return testserver.Stats{
 		Accepted: 3, Rejected: 5, Errors: 3, TooLarge: 1, ClientThrottled: 5,
+		// With no cost configured, every request costs 1.
+		AcceptedCost: 3, RejectedCost: 5, ErrorCost: 3, Items: 3,
 		Quota: 3, Period: "1s", Mode: testserver.TokenBucket, Outage: 503,
 		Series: []testserver.Second{
-			{T: 1_000_000, Accepted: 3, Rejected: 2, ClientThrottled: 4},
-			{T: 1_000_001, Errors: 3, Rejected: 1},
-			{T: 1_000_003, Rejected: 2, ClientThrottled: 1},
+			{T: 1_000_000, Accepted: 3, Rejected: 2, ClientThrottled: 4, AcceptedCost: 3, RejectedCost: 2},
+			{T: 1_000_001, Errors: 3, Rejected: 1, ErrorCost: 3, RejectedCost: 1},
+			{T: 1_000_003, Rejected: 2, ClientThrottled: 1, RejectedCost: 2},
 		},
 	}
 }
@@ -111,18 +113,19 @@ func TestStatsClients(t *testing.T) {
 	got := h.Stats()
 	want := testserver.Stats{
 		Accepted: 4, Rejected: 2, Errors: 1, TooLarge: 1,
+		AcceptedCost: 4, RejectedCost: 2, ErrorCost: 1, Items: 4,
 		Quota: 3, Period: "1s", Mode: testserver.FixedWindow,
 		Clients: map[string]testserver.Counts{
-			"a": {Accepted: 2, Rejected: 1},
-			"b": {Accepted: 1, Errors: 1},
+			"a": {Accepted: 2, Rejected: 1, AcceptedCost: 2, RejectedCost: 1},
+			"b": {Accepted: 1, Errors: 1, AcceptedCost: 1, ErrorCost: 1},
 		},
 		Series: []testserver.Second{
-			{T: 1_000_000, Accepted: 3, Rejected: 2, Clients: map[string]testserver.Counts{
-				"a": {Accepted: 2, Rejected: 1},
-				"b": {Accepted: 1},
+			{T: 1_000_000, Accepted: 3, Rejected: 2, AcceptedCost: 3, RejectedCost: 2, Clients: map[string]testserver.Counts{
+				"a": {Accepted: 2, Rejected: 1, AcceptedCost: 2, RejectedCost: 1},
+				"b": {Accepted: 1, AcceptedCost: 1},
 			}},
-			{T: 1_000_001, Accepted: 1, Errors: 1, Clients: map[string]testserver.Counts{
-				"b": {Errors: 1},
+			{T: 1_000_001, Accepted: 1, Errors: 1, AcceptedCost: 1, ErrorCost: 1, Clients: map[string]testserver.Counts{
+				"b": {Errors: 1, ErrorCost: 1},
 			}},
 		},
 	}
@@ -139,7 +142,7 @@ func TestStatsClients(t *testing.T) {
 
 	// The JSON names are part of the API.
 	r := serve(h, "GET", "/stats", "")
-	for _, name := range []string{`"clients":{"a":{"accepted":2,"rejected":1,"errors":0}`} {
+	for _, name := range []string{`"clients":{"a":{"accepted":2,"rejected":1,"errors":0,"accepted_cost":2,"rejected_cost":1,"error_cost":0}`} {
 		if !strings.Contains(r.body, name) {
 			t.Errorf("GET /stats: got %s, want it to contain %s", r.body, name)
 		}
@@ -198,6 +201,58 @@ func TestMetrics(t *testing.T) {
 	h := newHandler(t, testserver.Config{Quota: 3, MaxBodyBytes: 10, Now: clock.Now})
 	stats := trafficAcrossSeconds(t, h, clock)
 
+	got := scrape(t, h)
+	want := map[string]float64{
+		"quotaserver_requests_total{outcome=accepted}":       float64(stats.Accepted),
+		"quotaserver_requests_total{outcome=rejected}":       float64(stats.Rejected),
+		"quotaserver_requests_total{outcome=error}":          float64(stats.Errors),
+		"quotaserver_requests_total{outcome=too_large}":      float64(stats.TooLarge),
+		"quotaserver_requests_total{outcome=bad_cost}":       float64(stats.BadCost),
+		"quotaserver_requests_total{outcome=cost_too_large}": float64(stats.CostTooLarge),
+		"quotaserver_cost_total{outcome=accepted}":           float64(stats.AcceptedCost),
+		"quotaserver_cost_total{outcome=rejected}":           float64(stats.RejectedCost),
+		"quotaserver_cost_total{outcome=error}":              float64(stats.ErrorCost),
+		"quotaserver_items_total{outcome=ok}":                float64(stats.Items - stats.ItemErrors),
+		"quotaserver_items_total{outcome=error}":             float64(stats.ItemErrors),
+		"quotaserver_client_throttled_total":                 float64(stats.ClientThrottled),
+		"quotaserver_quota":                                  3,
+		"quotaserver_quota_period_seconds":                   1,
+		"quotaserver_outage_status":                          503,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("metrics mismatch (-want +got):\n%s", diff)
+	}
+
+	// Reset zeroes the counters too, keeping every outcome present.
+	h.Reset()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(serve(h, "GET", "/metrics", "").body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		outcomes int
+	}{
+		{"quotaserver_requests_total", 6},
+		{"quotaserver_cost_total", 3},
+		{"quotaserver_items_total", 2},
+	} {
+		for _, m := range families[tc.name].GetMetric() {
+			if v := m.GetCounter().GetValue(); v != 0 {
+				t.Errorf("after Reset: %s %v = %v, want 0", tc.name, m.GetLabel(), v)
+			}
+		}
+		if got := len(families[tc.name].GetMetric()); got != tc.outcomes {
+			t.Errorf("after Reset: got %d outcomes of %s, want %d", got, tc.name, tc.outcomes)
+		}
+	}
+}
+
+// scrape returns the samples of GET /metrics on h by name and labels,
+// such as quotaserver_requests_total{outcome=accepted}.
+func scrape(t *testing.T, h *testserver.Handler) map[string]float64 {
+	t.Helper()
 	r := serve(h, "GET", "/metrics", "")
 	if r.status != 200 {
 		t.Fatalf("GET /metrics: got %d, want 200", r.status)
@@ -222,32 +277,100 @@ func TestMetrics(t *testing.T) {
 			}
 		}
 	}
-	want := map[string]float64{
-		"quotaserver_requests_total{outcome=accepted}":  float64(stats.Accepted),
-		"quotaserver_requests_total{outcome=rejected}":  float64(stats.Rejected),
-		"quotaserver_requests_total{outcome=error}":     float64(stats.Errors),
-		"quotaserver_requests_total{outcome=too_large}": float64(stats.TooLarge),
-		"quotaserver_client_throttled_total":            float64(stats.ClientThrottled),
-		"quotaserver_quota":                             3,
-		"quotaserver_quota_period_seconds":              1,
-		"quotaserver_outage_status":                     503,
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("metrics mismatch (-want +got):\n%s", diff)
-	}
+	return got
+}
 
-	// Reset zeroes the counters too, keeping every outcome present.
-	h.Reset()
-	families, err = parser.TextToMetricFamilies(strings.NewReader(serve(h, "GET", "/metrics", "").body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range families["quotaserver_requests_total"].GetMetric() {
-		if v := m.GetCounter().GetValue(); v != 0 {
-			t.Errorf("after Reset: %v = %v, want 0", m.GetLabel(), v)
+// TestStatsCost sends requests with costs, batches and item errors over
+// two seconds and checks every cost and item count, in Stats, GET /stats,
+// GET /metrics and after Reset.
+func TestStatsCost(t *testing.T) {
+	clock := newFakeClock()
+	h := newHandler(t, testserver.Config{Quota: 10, Mode: testserver.FixedWindow, CostField: "tokens", Now: clock.Now})
+	send := func(client, body string, want int) {
+		t.Helper()
+		if got := serveAs(h, client, body); got != want {
+			t.Fatalf("%s: got %d, want %d", body, got, want)
 		}
 	}
-	if got, want := len(families["quotaserver_requests_total"].GetMetric()), 4; got != want {
-		t.Errorf("after Reset: got %d outcomes, want %d", got, want)
+	// Second 0: 9 of the 10 tokens used.
+	send("a", `[{"tokens":3},{"tokens":2}]`, 200)
+	send("", `{"tokens":4}`, 200)
+	send("a", `{"tokens":3}`, 429)
+	send("a", `{"tokens":11}`, 413)
+	send("a", `{"tokens":-1}`, 400)
+	// Second 1: a new window; a batch whose items all fail, an injected
+	// error, then an outage.
+	clock.Advance(time.Second)
+	h.SetItemErrorRate(1)
+	send("b", `[{"tokens":1},{},"x"]`, 200)
+	h.SetItemErrorRate(0)
+	h.SetErrorRate(1)
+	send("b", `{"tokens":2}`, 500)
+	h.SetErrorRate(0)
+	h.SetOutage(503)
+	send("", `{"tokens":"bad"}`, 503) // an unreadable cost counts 1
+	send("", `{"tokens":5}`, 503)
+
+	want := testserver.Stats{
+		Accepted: 3, Rejected: 3, Errors: 1, BadCost: 1, CostTooLarge: 1,
+		AcceptedCost: 12, RejectedCost: 9, ErrorCost: 2, Items: 6, ItemErrors: 3,
+		Quota: 10, Period: "1s", Mode: testserver.FixedWindow, CostField: "tokens", Outage: 503,
+		Clients: map[string]testserver.Counts{
+			"a": {Accepted: 1, Rejected: 1, AcceptedCost: 5, RejectedCost: 3},
+			"b": {Accepted: 1, Errors: 1, AcceptedCost: 3, ErrorCost: 2},
+		},
+		Series: []testserver.Second{
+			{T: 1_000_000, Accepted: 2, Rejected: 1, AcceptedCost: 9, RejectedCost: 3, Clients: map[string]testserver.Counts{
+				"a": {Accepted: 1, Rejected: 1, AcceptedCost: 5, RejectedCost: 3},
+			}},
+			{T: 1_000_001, Accepted: 1, Rejected: 2, Errors: 1, AcceptedCost: 3, RejectedCost: 6, ErrorCost: 2, Clients: map[string]testserver.Counts{
+				"b": {Accepted: 1, Errors: 1, AcceptedCost: 3, ErrorCost: 2},
+			}},
+		},
+	}
+	if diff := cmp.Diff(want, h.Stats()); diff != "" {
+		t.Errorf("Stats() mismatch (-want +got):\n%s", diff)
+	}
+
+	r := serve(h, "GET", "/stats", "")
+	var got testserver.Stats
+	if err := json.Unmarshal([]byte(r.body), &got); err != nil {
+		t.Fatalf("GET /stats: %v in %s", err, r.body)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("GET /stats mismatch (-want +got):\n%s", diff)
+	}
+	// The JSON names are part of the API.
+	for _, name := range []string{
+		`"bad_cost":1`, `"cost_too_large":1`, `"accepted_cost":12`, `"rejected_cost":9`, `"error_cost":2`,
+		`"items":6`, `"item_errors":3`, `"cost_field":"tokens"`,
+		`"series":[{"t":1000000,"accepted":2,"rejected":1,"errors":0,"client_throttled":0,"accepted_cost":9,"rejected_cost":3,"error_cost":0,`,
+		`"a":{"accepted":1,"rejected":1,"errors":0,"accepted_cost":5,"rejected_cost":3,"error_cost":0}`,
+	} {
+		if !strings.Contains(r.body, name) {
+			t.Errorf("GET /stats: got %s, want it to contain %s", r.body, name)
+		}
+	}
+
+	metrics := scrape(t, h)
+	for name, want := range map[string]float64{
+		"quotaserver_requests_total{outcome=bad_cost}":       1,
+		"quotaserver_requests_total{outcome=cost_too_large}": 1,
+		"quotaserver_cost_total{outcome=accepted}":           12,
+		"quotaserver_cost_total{outcome=rejected}":           9,
+		"quotaserver_cost_total{outcome=error}":              2,
+		"quotaserver_items_total{outcome=ok}":                3,
+		"quotaserver_items_total{outcome=error}":             3,
+	} {
+		if got := metrics[name]; got != want {
+			t.Errorf("GET /metrics %s: got %v, want %v", name, got, want)
+		}
+	}
+
+	// Reset zeroes them all.
+	h.Reset()
+	wantReset := testserver.Stats{Quota: 10, Period: "1s", Mode: testserver.FixedWindow, CostField: "tokens", Outage: 503, Series: []testserver.Second{}}
+	if diff := cmp.Diff(wantReset, h.Stats()); diff != "" {
+		t.Errorf("Stats() after Reset mismatch (-want +got):\n%s", diff)
 	}
 }
