@@ -6,8 +6,15 @@
 // Usage:
 //
 //	quotaserver [--addr 127.0.0.1:8500] [--quota 100] [--period 1s] [--mode token-bucket|fixed-window|gcra]
-//	            [--burst 0] [--refill 100ms] [--latency 0] [--jitter 0] [--error-rate 0] [--max-body 1048576]
+//	            [--burst 0] [--refill 100ms] [--cost-header X-Cost] [--cost-field tokens]
+//	            [--latency 0] [--jitter 0] [--error-rate 0] [--item-error-rate 0] [--max-body 1048576]
 //	            [--max-conns 256] [--seed 0] [--log-level info] [--shutdown-timeout 10s]
+//
+// With --cost-header or --cost-field, a request costs what its header or
+// JSON field says and --quota counts cost units per period: --quota 60000
+// --period 1m --cost-field tokens is a quota of 60000 tokens per minute.
+// A JSON-array body is a batch, answered with one entry per item;
+// --item-error-rate fails items one by one.
 //
 // It prints its URL, then serves until SIGINT or SIGTERM, when it waits up to
 // --shutdown-timeout for requests in flight. Bad flags exit with status 2.
@@ -25,6 +32,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/beamthrottle/beamthrottle/testserver"
 )
@@ -68,14 +77,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var (
 		addr            = fs.String("addr", "127.0.0.1:8500", "`host:port` to listen on (port 0 picks a free one)")
-		quota           = fs.Int("quota", 100, "requests allowed per period; 0 means unlimited")
+		quota           = fs.Int("quota", 100, "requests (or cost units, with --cost-header or --cost-field) allowed per period; 0 means unlimited")
 		period          = fs.Duration("period", time.Second, "quota period")
 		mode            = fs.String("mode", string(testserver.TokenBucket), "quota algorithm: token-bucket, fixed-window or gcra (strict: requests period/quota apart)")
-		burst           = fs.Int("burst", 0, "gcra only: requests that may come back to back after an idle period; 0 or 1 means no burst")
+		burst           = fs.Int("burst", 0, "gcra only: requests (or cost units) that may come back to back after an idle period; 0 or 1 means no burst")
 		refill          = fs.Duration("refill", 0, "token bucket refill step; 0 means 100ms or the period if shorter")
 		latency         = fs.Duration("latency", 0, "delay added to every API request")
 		jitter          = fs.Duration("jitter", 0, "extra uniformly random delay in [0, jitter)")
+		costHeader      = fs.String("cost-header", "", "request `header` holding a request's cost, e.g. X-Cost; then --quota counts cost units")
+		costField       = fs.String("cost-field", "", "top-level JSON `field` holding the cost of a request or of each batch item (summed), e.g. tokens; then --quota counts cost units")
 		errorRate       = fs.Float64("error-rate", 0, "fraction in [0, 1] of under-quota requests answered 500")
+		itemErrorRate   = fs.Float64("item-error-rate", 0, "probability in [0, 1] that each item of a JSON-array batch answered 200 fails, answered {\"status\":500,...} in its place")
 		maxBody         = fs.Int64("max-body", testserver.DefaultMaxBodyBytes, "largest API request body in bytes; larger ones get 413")
 		maxConns        = fs.Int("max-conns", testserver.DefaultMaxConns, "concurrent connections; more wait to be accepted")
 		seed            = fs.Uint64("seed", 0, "seed for jitter and injected errors")
@@ -111,6 +123,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usagef("--jitter: %v is negative", *jitter)
 	case !(*errorRate >= 0 && *errorRate <= 1):
 		return usagef("--error-rate: %v is not in [0, 1]", *errorRate)
+	case !(*itemErrorRate >= 0 && *itemErrorRate <= 1):
+		return usagef("--item-error-rate: %v is not in [0, 1]", *itemErrorRate)
+	case *costHeader != "" && !httpguts.ValidHeaderFieldName(*costHeader):
+		return usagef("--cost-header: %q is not a valid header name", *costHeader)
 	case *maxBody <= 0:
 		return usagef("--max-body: %d is not positive", *maxBody)
 	case *maxConns <= 0:
@@ -123,18 +139,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	srv, err := testserver.Listen(*addr, testserver.Config{
-		Quota:        *quota,
-		Period:       *period,
-		Mode:         testserver.Mode(*mode),
-		Burst:        *burst,
-		Refill:       *refill,
-		Latency:      *latency,
-		Jitter:       *jitter,
-		ErrorRate:    *errorRate,
-		MaxBodyBytes: *maxBody,
-		MaxConns:     *maxConns,
-		Seed:         *seed,
-		Logger:       logger,
+		Quota:         *quota,
+		Period:        *period,
+		Mode:          testserver.Mode(*mode),
+		Burst:         *burst,
+		Refill:        *refill,
+		Latency:       *latency,
+		Jitter:        *jitter,
+		ErrorRate:     *errorRate,
+		ItemErrorRate: *itemErrorRate,
+		CostHeader:    *costHeader,
+		CostField:     *costField,
+		MaxBodyBytes:  *maxBody,
+		MaxConns:      *maxConns,
+		Seed:          *seed,
+		Logger:        logger,
 	})
 	if errors.Is(err, testserver.ErrConfig) {
 		return &usageError{err.Error()} // e.g. a quota too large for its period

@@ -18,48 +18,84 @@ import (
 // serverStats is the part of GET /stats these tests check.
 type serverStats struct {
 	Accepted, Rejected int64
+	AcceptedCost       int64 `json:"accepted_cost"`
+	RejectedCost       int64 `json:"rejected_cost"`
+	CostTooLarge       int64 `json:"cost_too_large"`
+	Items              int64 `json:"items"`
+	ItemErrors         int64 `json:"item_errors"`
 	Quota              int
 	Period             string
 	Mode               string
 	Burst              int
+	CostHeader         string `json:"cost_header"`
+	CostField          string `json:"cost_field"`
+}
+
+// apiRequest is the API request runAndCheck sends: body, and a value of
+// the X-Cost header unless cost is "".
+type apiRequest struct {
+	body, cost string
 }
 
 func TestRunServesAndShutsDown(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		args      []string
-		want      []int // statuses of back-to-back API requests
+		req       apiRequest // "x" if zero
+		want      []int      // statuses of back-to-back API requests
 		wantStats serverStats
 	}{
 		{
 			name:      "token bucket",
 			args:      []string{"--quota", "2", "--period", "1m"},
 			want:      []int{200, 200, 429},
-			wantStats: serverStats{Accepted: 2, Rejected: 1, Quota: 2, Period: "1m0s", Mode: "token-bucket"},
+			wantStats: serverStats{Accepted: 2, Rejected: 1, AcceptedCost: 2, RejectedCost: 1, Items: 2, Quota: 2, Period: "1m0s", Mode: "token-bucket"},
 		},
 		{
 			name:      "gcra no burst",
 			args:      []string{"--quota", "1", "--period", "1m", "--mode", "gcra"},
 			want:      []int{200, 429, 429},
-			wantStats: serverStats{Accepted: 1, Rejected: 2, Quota: 1, Period: "1m0s", Mode: "gcra", Burst: 1},
+			wantStats: serverStats{Accepted: 1, Rejected: 2, AcceptedCost: 1, RejectedCost: 2, Items: 1, Quota: 1, Period: "1m0s", Mode: "gcra", Burst: 1},
 		},
 		{
 			name:      "gcra burst",
 			args:      []string{"--quota", "1", "--period", "1m", "--mode", "gcra", "--burst", "3"},
 			want:      []int{200, 200, 200, 429},
-			wantStats: serverStats{Accepted: 3, Rejected: 1, Quota: 1, Period: "1m0s", Mode: "gcra", Burst: 3},
+			wantStats: serverStats{Accepted: 3, Rejected: 1, AcceptedCost: 3, RejectedCost: 1, Items: 3, Quota: 1, Period: "1m0s", Mode: "gcra", Burst: 3},
+		},
+		{
+			name: "cost field, batches and item errors",
+			args: []string{"--quota", "10", "--period", "1m", "--mode", "fixed-window", "--cost-field", "tokens", "--item-error-rate", "1"},
+			req:  apiRequest{body: `[{"tokens":4},{"tokens":2}]`},
+			want: []int{200, 429},
+			wantStats: serverStats{
+				Accepted: 1, Rejected: 1, AcceptedCost: 6, RejectedCost: 6, Items: 2, ItemErrors: 2,
+				Quota: 10, Period: "1m0s", Mode: "fixed-window", CostField: "tokens",
+			},
+		},
+		{
+			name: "cost header",
+			args: []string{"--quota", "10", "--period", "1m", "--cost-header", "X-Cost"},
+			req:  apiRequest{body: "x", cost: "11"},
+			want: []int{413, 413},
+			wantStats: serverStats{
+				CostTooLarge: 2, Quota: 10, Period: "1m0s", Mode: "token-bucket", CostHeader: "X-Cost",
+			},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			runAndCheck(t, tc.args, tc.want, tc.wantStats)
+			if tc.req == (apiRequest{}) {
+				tc.req.body = "x"
+			}
+			runAndCheck(t, tc.args, tc.req, tc.want, tc.wantStats)
 		})
 	}
 }
 
-// runAndCheck runs the server with args, sends len(want) API requests one
-// after another, checks their statuses and GET /stats, then cancels and
+// runAndCheck runs the server with args, sends req len(want) times one
+// after another, checks the statuses and GET /stats, then cancels and
 // checks the server shuts down.
-func runAndCheck(t *testing.T, args []string, want []int, wantStats serverStats) {
+func runAndCheck(t *testing.T, args []string, req apiRequest, want []int, wantStats serverStats) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -86,7 +122,14 @@ func runAndCheck(t *testing.T, args []string, want []int, wantStats serverStats)
 
 	var statuses []int
 	for range want {
-		res, err := http.Post(api, "text/plain", strings.NewReader("x"))
+		r, err := http.NewRequest("POST", api, strings.NewReader(req.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if req.cost != "" {
+			r.Header.Set("X-Cost", req.cost)
+		}
+		res, err := http.DefaultClient.Do(r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,6 +186,12 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{[]string{"--jitter=-1ms"}, "--jitter"},
 		{[]string{"--error-rate=1.5"}, "--error-rate"},
 		{[]string{"--error-rate=NaN"}, "--error-rate"},
+		{[]string{"--item-error-rate=1.5"}, "--item-error-rate"},
+		{[]string{"--item-error-rate=-0.1"}, "--item-error-rate"},
+		{[]string{"--item-error-rate=NaN"}, "--item-error-rate"},
+		{[]string{"--item-error-rate=half"}, "-item-error-rate"},
+		{[]string{"--cost-header=X Cost"}, "--cost-header"},
+		{[]string{"--cost-header=X-Cost:"}, "--cost-header"},
 		{[]string{"--max-body=0"}, "--max-body"},
 		{[]string{"--max-conns=-1"}, "--max-conns"},
 		{[]string{"--shutdown-timeout=0s"}, "--shutdown-timeout"},
@@ -192,7 +241,7 @@ func TestRunHelp(t *testing.T) {
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("run -h: got %v, want flag.ErrHelp", err)
 	}
-	for _, name := range []string{"-addr", "-quota", "-period", "-mode", "gcra", "-burst", "-refill", "-latency", "-jitter", "-error-rate", "-max-body", "-max-conns", "-log-level"} {
+	for _, name := range []string{"-addr", "-quota", "-period", "-mode", "gcra", "-burst", "-refill", "-latency", "-jitter", "-error-rate", "-item-error-rate", "-cost-header", "-cost-field", "-max-body", "-max-conns", "-log-level"} {
 		if !strings.Contains(stderr.String(), name) {
 			t.Errorf("usage does not mention %s:\n%s", name, stderr.String())
 		}
