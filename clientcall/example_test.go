@@ -98,3 +98,45 @@ func ExampleStatusClassifier() {
 	// throttled
 	// failed
 }
+
+func ExampleSplitBatch() {
+	// What a BatchCaller returned for three requests: the second item was
+	// throttled, the others succeeded. The batch as a whole is a plain
+	// failure; each item is classified on its own.
+	resps := []string{"A", "", "C"}
+	var err error = &clientcall.BatchError{Errs: []error{
+		nil,
+		&clientcall.StatusError{StatusCode: 429, Throttled: true, RetryAfter: 3 * time.Second},
+		nil,
+	}}
+	fmt.Println(err)
+	fmt.Println("batch:", clientcall.Classify(err))
+	resps, errs := clientcall.SplitBatch(3, resps, err)
+	for i := range resps {
+		retry, _ := clientcall.RetryAfter(errs[i])
+		fmt.Printf("%d: %q %v %v\n", i, resps[i], clientcall.Classify(errs[i]), retry)
+	}
+
+	// A whole-call error applies to every item.
+	_, errs = clientcall.SplitBatch[string](2, nil, &clientcall.StatusError{StatusCode: 429, Throttled: true})
+	fmt.Println(clientcall.Classify(errs[0]), clientcall.Classify(errs[1]))
+
+	// So does a breach of the BatchCaller contract.
+	_, errs = clientcall.SplitBatch(5, []string{"a", "b", "c"}, nil)
+	fmt.Println(errs[4])
+	// Output:
+	// clientcall: 1 of 3 batch items failed; first (item 1): HTTP 429 Too Many Requests (retry after 3s)
+	// batch: failed
+	// 0: "A" success 0s
+	// 1: "" throttled 3s
+	// 2: "C" success 0s
+	// throttled throttled
+	// clientcall: CallBatch returned 3 responses for 5 requests
+}
+
+func ExampleEcho_CallBatch() {
+	resps, err := clientcall.Echo{}.CallBatch(context.Background(), [][]byte{[]byte("a"), []byte("b")})
+	fmt.Printf("%q %v\n", resps, err)
+	// Output:
+	// ["a" "b"] <nil>
+}
