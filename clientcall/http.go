@@ -265,37 +265,54 @@ func (h *HTTP) Call(ctx context.Context, req []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	a, err := rt.do(ctx, req, rt.header)
+	if err != nil {
+		return nil, err
+	}
+	return a.body, nil
+}
+
+// answer is a 2xx answer with its whole body.
+type answer struct {
+	code   int
+	header http.Header
+	body   []byte
+}
+
+// do sends one request with body and header and returns the 2xx answer, or
+// the error for any other outcome (see [HTTP]).
+func (rt *httpRuntime) do(ctx context.Context, body []byte, header http.Header) (answer, error) {
 	callCtx, cancel := context.WithTimeout(ctx, rt.timeout)
 	defer cancel()
 
-	r, err := http.NewRequestWithContext(callCtx, rt.method, rt.url, bytes.NewReader(req))
+	r, err := http.NewRequestWithContext(callCtx, rt.method, rt.url, bytes.NewReader(body))
 	if err != nil {
-		return nil, rt.fail(ctx, callCtx, 0, "", err)
+		return answer{}, rt.fail(ctx, callCtx, 0, "", err)
 	}
-	r.Header = rt.header.Clone()
+	r.Header = header.Clone()
 	if rt.host != "" {
 		r.Host = rt.host
 	}
 	resp, err := rt.client.Do(r)
 	if err != nil {
-		return nil, rt.fail(ctx, callCtx, 0, "", err)
+		return answer{}, rt.fail(ctx, callCtx, 0, "", err)
 	}
 	defer resp.Body.Close()
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, rt.statusError(resp)
+		return answer{}, rt.statusError(resp)
 	}
 	if resp.ContentLength > rt.maxBytes {
-		return nil, rt.tooLarge(resp.StatusCode)
+		return answer{}, rt.tooLarge(resp.StatusCode)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, rt.maxBytes+1))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, rt.maxBytes+1))
 	if err != nil {
-		return nil, rt.fail(ctx, callCtx, resp.StatusCode, "reading response body: ", err)
+		return answer{}, rt.fail(ctx, callCtx, resp.StatusCode, "reading response body: ", err)
 	}
-	if int64(len(body)) > rt.maxBytes {
-		return nil, rt.tooLarge(resp.StatusCode)
+	if int64(len(b)) > rt.maxBytes {
+		return answer{}, rt.tooLarge(resp.StatusCode)
 	}
-	return body, nil
+	return answer{code: resp.StatusCode, header: resp.Header, body: b}, nil
 }
 
 // statusError builds the error for a non-2xx answer and drains its body.
@@ -314,14 +331,22 @@ func (rt *httpRuntime) statusError(resp *http.Response) error {
 		URL:        rt.display,
 		Message:    rt.excerpt(body),
 	}
-	ra, hasRA := ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
-	switch resp.StatusCode {
-	case http.StatusTooManyRequests:
-		e.Throttled, e.RetryAfter = true, ra
-	case http.StatusServiceUnavailable:
-		e.Throttled, e.RetryAfter = hasRA, ra
-	}
+	e.Throttled, e.RetryAfter = throttling(resp.StatusCode, resp.Header)
 	return e
+}
+
+// throttling reports whether status, answered with header, is a refusal for
+// quota reasons (429, and 503 with a valid Retry-After), and then the
+// back-off from Retry-After.
+func throttling(status int, header http.Header) (bool, time.Duration) {
+	ra, hasRA := ParseRetryAfter(header.Get("Retry-After"), time.Now())
+	switch status {
+	case http.StatusTooManyRequests:
+		return true, ra
+	case http.StatusServiceUnavailable:
+		return hasRA, ra
+	}
+	return false, 0
 }
 
 func (rt *httpRuntime) tooLarge(code int) error {
