@@ -9,6 +9,8 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 )
 
 // CallBatch is the JSON-array batch form of [HTTP.Call]: it sends reqs in one
@@ -209,41 +211,125 @@ func (rt *httpRuntime) itemError(entry []byte, a answer) error {
 // memberNumber returns the number in the member called name of the JSON
 // object in data (the last one, if the name repeats, as encoding/json does).
 // It reports false if data is not an object, has no such member, or the
-// member is not a number.
+// member is not a number. data must be one valid JSON value, as the entries
+// of a batch response are (the decoder that split the array checked them):
+// it is scanned in place, without decoding, so that looking at each entry
+// costs no allocation.
 func memberNumber(data []byte, name string) (float64, bool) {
-	if len(data) == 0 || data[0] != '{' {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
 		return 0, false
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if _, err := dec.Token(); err != nil { // the opening '{'
-		return 0, false
-	}
-	var (
-		value, last json.RawMessage
-		found       bool
-	)
-	for dec.More() {
-		key, err := dec.Token()
-		if err != nil {
+	var value []byte
+	for i = skipSpace(data, i+1); i < len(data) && data[i] == '"'; {
+		keyEnd := stringEnd(data, i)
+		if keyEnd < 0 {
 			return 0, false
 		}
-		if err := dec.Decode(&value); err != nil {
+		key := data[i:keyEnd]
+		i = skipSpace(data, keyEnd)
+		if i >= len(data) || data[i] != ':' {
 			return 0, false
 		}
-		if key == name {
-			last, found = append(last[:0], value...), true
+		i = skipSpace(data, i+1)
+		end := valueEnd(data, i)
+		if end < 0 {
+			return 0, false
+		}
+		if keyIs(key, name) {
+			value = data[i:end]
+		}
+		i = skipSpace(data, end)
+		if i < len(data) && data[i] == ',' {
+			i = skipSpace(data, i+1)
 		}
 	}
-	if !found {
+	if len(value) == 0 || (value[0] != '-' && (value[0] < '0' || value[0] > '9')) {
 		return 0, false
 	}
-	// Any JSON number parses; strings, literals, objects and arrays do not.
+	if len(value) <= 9 && isDigits(string(value)) { // the usual case: a plain status
+		n := 0
+		for _, c := range value {
+			n = n*10 + int(c-'0')
+		}
+		return float64(n), true
+	}
 	// Numbers too large for a float64 parse as ±Inf with an ErrRange error.
-	f, err := strconv.ParseFloat(string(last), 64)
+	f, err := strconv.ParseFloat(string(value), 64)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		return 0, false
 	}
 	return f, true
+}
+
+// keyIs reports whether the JSON string quoted (quotes included) decodes
+// to name.
+func keyIs(quoted []byte, name string) bool {
+	raw := quoted[1 : len(quoted)-1]
+	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		return string(raw) == name
+	}
+	var key string
+	return json.Unmarshal(quoted, &key) == nil && key == name
+}
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index just after the JSON string starting at
+// data[i], or -1.
+func stringEnd(data []byte, i int) int {
+	for j := i + 1; j < len(data); j++ {
+		switch data[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// valueEnd returns the index just after the JSON value starting at data[i],
+// or -1.
+func valueEnd(data []byte, i int) int {
+	if i >= len(data) {
+		return -1
+	}
+	switch data[i] {
+	case '"':
+		return stringEnd(data, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(data); j++ {
+			switch data[j] {
+			case '"':
+				end := stringEnd(data, j)
+				if end < 0 {
+					return -1
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	// A number or a literal: up to the next delimiter.
+	j := i
+	for j < len(data) && strings.IndexByte(",}] \t\n\r", data[j]) < 0 {
+		j++
+	}
+	return j
 }
 
 // excerptOf is [httpRuntime.excerpt] for a body held in memory: it looks at
