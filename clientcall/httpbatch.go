@@ -131,9 +131,7 @@ func splitArray(body []byte, n int) ([][]byte, error) {
 	switch {
 	case err == io.EOF:
 		return nil, &badArrayError{msg: "batch response is not a JSON array: empty body"}
-	case err != nil:
-		return nil, &badArrayError{msg: "batch response is not a JSON array", excerpt: true}
-	case tok != json.Delim('['):
+	case err != nil, tok != json.Delim('['):
 		return nil, &badArrayError{msg: "batch response is not a JSON array", excerpt: true}
 	}
 	entries := make([][]byte, 0, n)
