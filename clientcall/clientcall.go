@@ -7,13 +7,20 @@
 // probability, everything else is a plain failure of that element. When the
 // server says how long to back off, [RetryAfter] finds it in the error.
 //
+// A [BatchCaller] performs one request for several elements, for APIs that
+// take many items per call. It succeeds for every item, fails as a whole (one
+// error for every item), or returns a [*BatchError] holding each item's own
+// error, classified like a single call's; [SplitBatch] turns any of these
+// into one response and one error per item.
+//
 // Beam serialises DoFns as JSON of their exported fields, so callers are
 // named struct types configured through exported fields and registered with
 // beam.RegisterType (package transforms/throttle registers this package's
 // types, so that this package does not import Beam); runtime handles (HTTP clients, connections) live in
 // unexported fields built by [Setupper.Setup] and released by
 // [Teardowner.Teardown]. [HTTP] is a ready caller for HTTP APIs and [Echo] a
-// no-op caller for benchmarks and examples.
+// no-op caller for benchmarks and examples; both also implement
+// [BatchCaller], HTTP by sending the items as one JSON array.
 package clientcall
 
 import "context"
@@ -44,8 +51,8 @@ type Teardowner interface {
 	Teardown(ctx context.Context) error
 }
 
-// Echo is a no-op [Caller] that returns the request as the response. It is
-// meant for benchmarks and examples. Its zero value is ready to use and it is
+// Echo is a no-op [Caller] and [BatchCaller] that returns the request as the
+// response. It is meant for benchmarks and examples. Its zero value is ready to use and it is
 // safe for concurrent use.
 type Echo struct{}
 
@@ -57,4 +64,15 @@ func (Echo) Call(ctx context.Context, req []byte) ([]byte, error) {
 	return req, nil
 }
 
-var _ Caller[[]byte, []byte] = Echo{}
+// CallBatch returns reqs unchanged, or ctx's error if ctx is already done.
+func (Echo) CallBatch(ctx context.Context, reqs [][]byte) ([][]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return reqs, nil
+}
+
+var (
+	_ Caller[[]byte, []byte]      = Echo{}
+	_ BatchCaller[[]byte, []byte] = Echo{}
+)

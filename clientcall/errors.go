@@ -19,6 +19,10 @@ var ErrThrottled = errors.New("clientcall: throttled by server")
 // body is larger than [HTTP.MaxResponseBytes].
 var ErrResponseTooLarge = errors.New("clientcall: response body too large")
 
+// ErrBatchResponse is the cause (see [StatusError.Err]) when a 2xx answer to
+// [HTTP.CallBatch] is not a JSON array with one entry per item sent.
+var ErrBatchResponse = errors.New("clientcall: malformed batch response")
+
 // StatusError carries what the server said about a failed call, or, when
 // StatusCode and GRPCCode are both unset, why no answer came (connection
 // errors, timeouts).

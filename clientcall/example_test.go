@@ -2,11 +2,13 @@ package clientcall_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"time"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
@@ -97,4 +99,99 @@ func ExampleStatusClassifier() {
 	// Output:
 	// throttled
 	// failed
+}
+
+func ExampleSplitBatch() {
+	// What a BatchCaller returned for three requests: the second item was
+	// throttled, the others succeeded. The batch as a whole is a plain
+	// failure; each item is classified on its own.
+	resps := []string{"A", "", "C"}
+	var err error = &clientcall.BatchError{Errs: []error{
+		nil,
+		&clientcall.StatusError{StatusCode: 429, Throttled: true, RetryAfter: 3 * time.Second},
+		nil,
+	}}
+	fmt.Println(err)
+	fmt.Println("batch:", clientcall.Classify(err))
+	resps, errs := clientcall.SplitBatch(3, resps, err)
+	for i := range resps {
+		retry, _ := clientcall.RetryAfter(errs[i])
+		fmt.Printf("%d: %q %v %v\n", i, resps[i], clientcall.Classify(errs[i]), retry)
+	}
+
+	// A whole-call error applies to every item.
+	_, errs = clientcall.SplitBatch[string](2, nil, &clientcall.StatusError{StatusCode: 429, Throttled: true})
+	fmt.Println(clientcall.Classify(errs[0]), clientcall.Classify(errs[1]))
+
+	// So does a breach of the BatchCaller contract.
+	_, errs = clientcall.SplitBatch(5, []string{"a", "b", "c"}, nil)
+	fmt.Println(errs[4])
+	// Output:
+	// clientcall: 1 of 3 batch items failed; first (item 1): HTTP 429 Too Many Requests (retry after 3s)
+	// batch: failed
+	// 0: "A" success 0s
+	// 1: "" throttled 3s
+	// 2: "C" success 0s
+	// throttled throttled
+	// clientcall: CallBatch returned 3 responses for 5 requests
+}
+
+func ExampleEcho_CallBatch() {
+	resps, err := clientcall.Echo{}.CallBatch(context.Background(), [][]byte{[]byte("a"), []byte("b")})
+	fmt.Printf("%q %v\n", resps, err)
+	// Output:
+	// ["a" "b"] <nil>
+}
+
+func ExampleHTTP_CallBatch() {
+	// A stand-in for a batch API: it takes a JSON array of items and answers
+	// an array with one entry per item, each with its own status.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var items []struct{ Text string }
+		if err := json.NewDecoder(r.Body).Decode(&items); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		out := make([]map[string]any, len(items))
+		for i, it := range items {
+			switch it.Text {
+			case "":
+				out[i] = map[string]any{"status": 400, "error": "empty text"}
+			default:
+				out[i] = map[string]any{"status": 200, "text": strings.ToUpper(it.Text)}
+			}
+		}
+		json.NewEncoder(w).Encode(out)
+	}))
+	defer srv.Close()
+
+	h := &clientcall.HTTP{URL: srv.URL + "/translate", ItemStatusField: "status"}
+	ctx := context.Background()
+	defer h.Teardown(ctx)
+
+	reqs := [][]byte{
+		[]byte(`{"text":"hello"}`),
+		[]byte(`{"text":""}`),
+		[]byte(`not JSON`), // fails alone, and is not sent
+		[]byte(`{"text":"world"}`),
+	}
+	resps, err := h.CallBatch(ctx, reqs)
+	resps, errs := clientcall.SplitBatch(len(reqs), resps, err)
+	for i := range reqs {
+		if errs[i] != nil {
+			var se *clientcall.StatusError
+			if errors.As(errs[i], &se) {
+				fmt.Printf("%d: %v, HTTP %d: %s\n", i, clientcall.Classify(errs[i]), se.StatusCode, se.Message)
+			} else {
+				fmt.Printf("%d: %v: %v\n", i, clientcall.Classify(errs[i]), errs[i])
+			}
+			continue
+		}
+		fmt.Printf("%d: %s\n", i, resps[i])
+	}
+	// Output:
+	// 0: {"status":200,"text":"HELLO"}
+	// 1: failed, HTTP 400: {"error":"empty text","status":400}
+	// 2: failed: clientcall: batch item 2 is not valid JSON
+	// 3: {"status":200,"text":"WORLD"}
 }

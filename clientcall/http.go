@@ -48,7 +48,8 @@ var setupMu sync.Mutex
 
 // HTTP is a [Caller] that sends each request's bytes as the body of an HTTP
 // request to URL and returns the response body. It also implements
-// [Setupper] and [Teardowner].
+// [BatchCaller], sending several requests as one JSON array (see
+// [HTTP.CallBatch]), and [Setupper] and [Teardowner].
 //
 // Answers map to errors as follows, all of them [*StatusError]s:
 //   - 2xx: the body, up to MaxResponseBytes; a larger body is an error
@@ -62,9 +63,9 @@ var setupMu sync.Mutex
 //     (context.DeadlineExceeded for the per-call Timeout).
 //
 // Configure an HTTP through its exported fields before first use and do not
-// change them afterwards. Setup is optional: Call sets up lazily. Call is
-// safe for concurrent use; all calls share one http.Client, so connections
-// are reused.
+// change them afterwards. Setup is optional: Call and CallBatch set up
+// lazily. Both are safe for concurrent use; all calls share one http.Client,
+// so connections are reused.
 //
 // Header values are never put in errors, logs or String's output, but values
 // in Headers are part of the serialised pipeline (the job graph); pass secrets
@@ -74,9 +75,13 @@ type HTTP struct {
 	URL string
 	// Method is the request method; "" means POST.
 	Method string
-	// ContentType is the request Content-Type; "" means application/octet-stream.
+	// ContentType is the Content-Type of Call's requests; "" means
+	// application/octet-stream. CallBatch's requests are application/json
+	// whatever ContentType says. A "Content-Type" in Headers or HeaderEnv
+	// overrides both.
 	ContentType string
-	// Headers are sent on every request (overriding ContentType for
+	// Headers are sent on every request, by Call and CallBatch (overriding
+	// ContentType and the batch form's application/json for
 	// "Content-Type"). Their values are never printed.
 	Headers map[string]string
 	// HeaderEnv maps header names to environment variable names whose values
@@ -95,8 +100,14 @@ type HTTP struct {
 	// calls beyond it wait for a free connection. 0 means
 	// DefaultMaxConnsPerHost (16).
 	MaxConnsPerHost int
+	// ItemStatusField, when set (e.g. "status"), names a member of the
+	// entries of a batch response (see [HTTP.CallBatch]) that holds the
+	// item's own HTTP status: an entry that is a JSON object whose member of
+	// that name is a number of 300 or more fails that item. "" means every
+	// entry of a 2xx batch response is a success. Call ignores it.
+	ItemStatusField string
 
-	rt atomic.Value // *httpRuntime; nil until Setup or the first Call
+	rt atomic.Value // *httpRuntime; nil until Setup or the first call
 }
 
 // httpRuntime is everything Call needs, built once by Setup. Immutable.
@@ -106,16 +117,19 @@ type httpRuntime struct {
 	url      string // full URL, never printed
 	display  string // scheme://host/path, for errors
 	header   http.Header
-	host     string // Host header override, if any
+	batchHdr http.Header // header, with the batch form's Content-Type
+	host     string      // Host header override, if any
 	timeout  time.Duration
 	maxBytes int64
 	secrets  []string // header values to redact from messages, longest first
+	statusAt string   // ItemStatusField
 }
 
 var (
-	_ Caller[[]byte, []byte] = (*HTTP)(nil)
-	_ Setupper               = (*HTTP)(nil)
-	_ Teardowner             = (*HTTP)(nil)
+	_ Caller[[]byte, []byte]      = (*HTTP)(nil)
+	_ BatchCaller[[]byte, []byte] = (*HTTP)(nil)
+	_ Setupper                    = (*HTTP)(nil)
+	_ Teardowner                  = (*HTTP)(nil)
 )
 
 // Setup validates the configuration, resolves HeaderEnv from the environment
@@ -199,8 +213,10 @@ func (h *HTTP) build() (*httpRuntime, error) {
 		header:   make(http.Header),
 		timeout:  cmp.Or(h.Timeout, DefaultTimeout),
 		maxBytes: cmp.Or[int64](h.MaxResponseBytes, DefaultMaxResponseBytes),
+		statusAt: h.ItemStatusField,
 	}
 	rt.header.Set("Content-Type", cmp.Or(h.ContentType, "application/octet-stream"))
+	userContentType := false
 
 	set := func(name, value, what string) error {
 		if !validToken(name) {
@@ -209,9 +225,13 @@ func (h *HTTP) build() (*httpRuntime, error) {
 		if !validHeaderValue(value) {
 			return fmt.Errorf("clientcall: %s: value of header %q contains invalid characters", what, name)
 		}
-		if http.CanonicalHeaderKey(name) == "Host" {
+		switch http.CanonicalHeaderKey(name) {
+		case "Host":
 			rt.host = value
-		} else {
+		case "Content-Type":
+			userContentType = true
+			fallthrough
+		default:
 			rt.header.Set(name, value)
 		}
 		if len(value) >= minRedactLen {
@@ -243,6 +263,10 @@ func (h *HTTP) build() (*httpRuntime, error) {
 		}
 	}
 	slices.SortFunc(rt.secrets, func(a, b string) int { return len(b) - len(a) })
+	rt.batchHdr = rt.header.Clone()
+	if !userContentType {
+		rt.batchHdr.Set("Content-Type", "application/json")
+	}
 
 	conns := cmp.Or(h.MaxConnsPerHost, DefaultMaxConnsPerHost)
 	tr := http.DefaultTransport.(*http.Transport).Clone()
@@ -265,37 +289,54 @@ func (h *HTTP) Call(ctx context.Context, req []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	a, err := rt.do(ctx, req, rt.header)
+	if err != nil {
+		return nil, err
+	}
+	return a.body, nil
+}
+
+// answer is a 2xx answer with its whole body.
+type answer struct {
+	code   int
+	header http.Header
+	body   []byte
+}
+
+// do sends one request with body and header and returns the 2xx answer, or
+// the error for any other outcome (see [HTTP]).
+func (rt *httpRuntime) do(ctx context.Context, body []byte, header http.Header) (answer, error) {
 	callCtx, cancel := context.WithTimeout(ctx, rt.timeout)
 	defer cancel()
 
-	r, err := http.NewRequestWithContext(callCtx, rt.method, rt.url, bytes.NewReader(req))
+	r, err := http.NewRequestWithContext(callCtx, rt.method, rt.url, bytes.NewReader(body))
 	if err != nil {
-		return nil, rt.fail(ctx, callCtx, 0, "", err)
+		return answer{}, rt.fail(ctx, callCtx, 0, "", err)
 	}
-	r.Header = rt.header.Clone()
+	r.Header = header.Clone()
 	if rt.host != "" {
 		r.Host = rt.host
 	}
 	resp, err := rt.client.Do(r)
 	if err != nil {
-		return nil, rt.fail(ctx, callCtx, 0, "", err)
+		return answer{}, rt.fail(ctx, callCtx, 0, "", err)
 	}
 	defer resp.Body.Close()
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, rt.statusError(resp)
+		return answer{}, rt.statusError(resp)
 	}
 	if resp.ContentLength > rt.maxBytes {
-		return nil, rt.tooLarge(resp.StatusCode)
+		return answer{}, rt.tooLarge(resp.StatusCode)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, rt.maxBytes+1))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, rt.maxBytes+1))
 	if err != nil {
-		return nil, rt.fail(ctx, callCtx, resp.StatusCode, "reading response body: ", err)
+		return answer{}, rt.fail(ctx, callCtx, resp.StatusCode, "reading response body: ", err)
 	}
-	if int64(len(body)) > rt.maxBytes {
-		return nil, rt.tooLarge(resp.StatusCode)
+	if int64(len(b)) > rt.maxBytes {
+		return answer{}, rt.tooLarge(resp.StatusCode)
 	}
-	return body, nil
+	return answer{code: resp.StatusCode, header: resp.Header, body: b}, nil
 }
 
 // statusError builds the error for a non-2xx answer and drains its body.
@@ -314,14 +355,22 @@ func (rt *httpRuntime) statusError(resp *http.Response) error {
 		URL:        rt.display,
 		Message:    rt.excerpt(body),
 	}
-	ra, hasRA := ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
-	switch resp.StatusCode {
-	case http.StatusTooManyRequests:
-		e.Throttled, e.RetryAfter = true, ra
-	case http.StatusServiceUnavailable:
-		e.Throttled, e.RetryAfter = hasRA, ra
-	}
+	e.Throttled, e.RetryAfter = throttling(resp.StatusCode, resp.Header)
 	return e
+}
+
+// throttling reports whether status, answered with header, is a refusal for
+// quota reasons (429, and 503 with a valid Retry-After), and then the
+// back-off from Retry-After.
+func throttling(status int, header http.Header) (bool, time.Duration) {
+	ra, hasRA := ParseRetryAfter(header.Get("Retry-After"), time.Now())
+	switch status {
+	case http.StatusTooManyRequests:
+		return true, ra
+	case http.StatusServiceUnavailable:
+		return hasRA, ra
+	}
+	return false, 0
 }
 
 func (rt *httpRuntime) tooLarge(code int) error {
@@ -400,18 +449,19 @@ func (rt *httpRuntime) redact(s string) string {
 // String describes h without header values or URL query: header names are
 // listed, values replaced by "<redacted>".
 func (h HTTP) String() string {
-	return fmt.Sprintf("clientcall.HTTP{Method: %s, URL: %s, ContentType: %s, Headers: %s, HeaderEnv: %s, Timeout: %v, MaxResponseBytes: %d, MaxConnsPerHost: %d}",
+	return fmt.Sprintf("clientcall.HTTP{Method: %s, URL: %s, ContentType: %s, Headers: %s, HeaderEnv: %s, Timeout: %v, MaxResponseBytes: %d, MaxConnsPerHost: %d, ItemStatusField: %q}",
 		cmp.Or(h.Method, http.MethodPost), displayURL(h.URL), cmp.Or(h.ContentType, "application/octet-stream"),
 		redactedHeaders(h.Headers, false), envNames(h.HeaderEnv, false),
-		cmp.Or(h.Timeout, DefaultTimeout), cmp.Or[int64](h.MaxResponseBytes, DefaultMaxResponseBytes), cmp.Or(h.MaxConnsPerHost, DefaultMaxConnsPerHost))
+		cmp.Or(h.Timeout, DefaultTimeout), cmp.Or[int64](h.MaxResponseBytes, DefaultMaxResponseBytes), cmp.Or(h.MaxConnsPerHost, DefaultMaxConnsPerHost),
+		h.ItemStatusField)
 }
 
 // GoString is like String in Go syntax (for %#v), without header values or
 // URL query.
 func (h HTTP) GoString() string {
-	return fmt.Sprintf("clientcall.HTTP{URL:%q, Method:%q, ContentType:%q, Headers:%s, HeaderEnv:%s, Timeout:%d, MaxResponseBytes:%d, MaxConnsPerHost:%d}",
+	return fmt.Sprintf("clientcall.HTTP{URL:%q, Method:%q, ContentType:%q, Headers:%s, HeaderEnv:%s, Timeout:%d, MaxResponseBytes:%d, MaxConnsPerHost:%d, ItemStatusField:%q}",
 		displayURL(h.URL), h.Method, h.ContentType, redactedHeaders(h.Headers, true), envNames(h.HeaderEnv, true),
-		int64(h.Timeout), h.MaxResponseBytes, h.MaxConnsPerHost)
+		int64(h.Timeout), h.MaxResponseBytes, h.MaxConnsPerHost, h.ItemStatusField)
 }
 
 func redactedHeaders(m map[string]string, goSyntax bool) string {

@@ -629,27 +629,33 @@ func TestHTTPRedaction(t *testing.T) {
 
 func TestHTTPString(t *testing.T) {
 	tests := []struct {
-		name string
-		h    clientcall.HTTP
-		want string
+		name   string
+		h      clientcall.HTTP
+		want   string
+		wantGo string
 	}{
 		{
-			name: "defaults",
-			h:    clientcall.HTTP{URL: "http://u:p@h:1/a?k=v"},
-			want: "clientcall.HTTP{Method: POST, URL: http://h:1/a?<redacted>, ContentType: application/octet-stream, Headers: map[], HeaderEnv: map[], Timeout: 30s, MaxResponseBytes: 10485760, MaxConnsPerHost: 16}",
+			name:   "defaults",
+			h:      clientcall.HTTP{URL: "http://u:p@h:1/a?k=v"},
+			want:   `clientcall.HTTP{Method: POST, URL: http://h:1/a?<redacted>, ContentType: application/octet-stream, Headers: map[], HeaderEnv: map[], Timeout: 30s, MaxResponseBytes: 10485760, MaxConnsPerHost: 16, ItemStatusField: ""}`,
+			wantGo: `clientcall.HTTP{URL:"http://h:1/a?<redacted>", Method:"", ContentType:"", Headers:map[string]string(nil), HeaderEnv:map[string]string(nil), Timeout:0, MaxResponseBytes:0, MaxConnsPerHost:0, ItemStatusField:""}`,
 		},
 		{
 			name: "set",
 			h: clientcall.HTTP{URL: "https://h/a", Method: "PUT", ContentType: "text/plain",
 				Headers: map[string]string{"B": "1", "A": "2"}, HeaderEnv: map[string]string{"C": "ENV_C"},
-				Timeout: time.Second, MaxResponseBytes: 5, MaxConnsPerHost: 2},
-			want: "clientcall.HTTP{Method: PUT, URL: https://h/a, ContentType: text/plain, Headers: map[A:<redacted> B:<redacted>], HeaderEnv: map[C:ENV_C], Timeout: 1s, MaxResponseBytes: 5, MaxConnsPerHost: 2}",
+				Timeout: time.Second, MaxResponseBytes: 5, MaxConnsPerHost: 2, ItemStatusField: "status"},
+			want:   `clientcall.HTTP{Method: PUT, URL: https://h/a, ContentType: text/plain, Headers: map[A:<redacted> B:<redacted>], HeaderEnv: map[C:ENV_C], Timeout: 1s, MaxResponseBytes: 5, MaxConnsPerHost: 2, ItemStatusField: "status"}`,
+			wantGo: `clientcall.HTTP{URL:"https://h/a", Method:"PUT", ContentType:"text/plain", Headers:map[string]string{"A":"<redacted>", "B":"<redacted>"}, HeaderEnv:map[string]string{"C":"ENV_C"}, Timeout:1000000000, MaxResponseBytes:5, MaxConnsPerHost:2, ItemStatusField:"status"}`,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := tt.h.String(); got != tt.want {
 				t.Errorf("String() = %q, want %q", got, tt.want)
+			}
+			if got := tt.h.GoString(); got != tt.wantGo {
+				t.Errorf("GoString() = %q, want %q", got, tt.wantGo)
 			}
 		})
 	}

@@ -24,7 +24,7 @@ func TestJSONRoundTrip(t *testing.T) {
 		{"HTTP", &clientcall.HTTP{
 			URL: "http://127.0.0.1:1/api", Method: "PUT", ContentType: "text/plain",
 			Headers: map[string]string{"X-A": "b"}, HeaderEnv: map[string]string{"Authorization": "CLIENTCALL_TEST_RT"},
-			Timeout: time.Second, MaxResponseBytes: 10, MaxConnsPerHost: 3,
+			Timeout: time.Second, MaxResponseBytes: 10, MaxConnsPerHost: 3, ItemStatusField: "status",
 		}, &clientcall.HTTP{}},
 		{"StatusClassifier", &clientcall.StatusClassifier{HTTPStatuses: []int{403}, GRPCCodes: []codes.Code{codes.Unavailable}}, &clientcall.StatusClassifier{}},
 		{"Echo", &clientcall.Echo{}, &clientcall.Echo{}},
