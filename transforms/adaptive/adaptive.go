@@ -26,6 +26,17 @@
 // attempt is counted. [Throttler] is that rule on its own, allocation free
 // on the decision path.
 //
+// Requests may have a cost, for backends whose quota counts tokens (an LLM
+// API's tokens per minute), bytes or items rather than requests: a
+// [Coster] decides on a request of a given cost with DecideCost, and the
+// function [DecideCost] asks any Policy so, falling back to Decide for one
+// that is not a Coster. The [Pacer] paces cost units: its rate is in cost
+// units per second, and a request of cost 100 takes a hundred times the
+// slot of a request of cost 1. The [SRE] rule counts requests, whatever
+// they cost. Decide is a request of cost 1, and with every cost 1
+// everything is as it was without costs; a cost of 0 is a free request,
+// and a negative one counts as 0. [Budgeter.Budget] is in cost units too.
+//
 // [Shared] lets the groups of a worker use one Policy together, and
 // [Limiter] wraps one with a mutex and the wall clock for ordinary
 // concurrent Go code.
@@ -36,7 +47,8 @@
 // bytes (MarshalBinary and UnmarshalBinary), so that a tuning change is
 // not an API change.
 //
-// Typical use:
+// Typical use (for a request with a cost, d := adaptive.DecideCost(p, now,
+// inFlight, cost)):
 //
 //	d := p.Decide(now, inFlight)
 //	switch d.Verdict {

@@ -356,6 +356,66 @@ func BenchmarkDecide(b *testing.B) {
 	}
 }
 
+// costPolicies are the Costers, over a Pacer, for the tests and
+// benchmarks of DecideCost.
+var costPolicies = []struct {
+	name string
+	new  func(testing.TB) adaptive.Policy
+}{
+	{"Pacer", func(tb testing.TB) adaptive.Policy { return mustNewPacer(tb) }},
+	{"Shared", func(tb testing.TB) adaptive.Policy { return adaptive.NewShared(mustNewPacer(tb)) }},
+}
+
+func mustNewPacer(tb testing.TB) *adaptive.Pacer {
+	tb.Helper()
+	p, err := adaptive.NewPacer(adaptive.PacerConfig{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+func TestDecideCostZeroAllocs(t *testing.T) {
+	for _, cp := range costPolicies {
+		t.Run(cp.name, func(t *testing.T) {
+			p := cp.new(t)
+			now := t0
+			i := 0
+			allocs := testing.AllocsPerRun(1000, func() {
+				now = now.Add(37 * time.Millisecond)
+				if d := adaptive.DecideCost(p, now, 0, 1+i%100); d.Verdict == adaptive.Send {
+					p.Record(now, adaptive.Answer{Outcome: adaptive.Outcome(i % 3), Sent: now})
+				}
+				i++
+			})
+			if allocs != 0 {
+				t.Errorf("got %v allocs per DecideCost+Record, want 0", allocs)
+			}
+		})
+	}
+}
+
+// BenchmarkDecideCost measures a decision on a request of cost 1 to 100,
+// a microsecond apart, through the function DecideCost, with the answer of
+// each request let through recorded as accepted.
+func BenchmarkDecideCost(b *testing.B) {
+	for _, cp := range costPolicies {
+		b.Run(cp.name, func(b *testing.B) {
+			p := cp.new(b)
+			now := t0
+			i := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				now = now.Add(time.Microsecond)
+				if d := adaptive.DecideCost(p, now, 0, 1+i%100); d.Verdict == adaptive.Send {
+					p.Record(now, adaptive.Answer{Outcome: adaptive.Accepted, Sent: now})
+				}
+				i++
+			}
+		})
+	}
+}
+
 // TestDecideWithPending: pending calls are left out of p, so a
 // wave of concurrent first calls is not throttled by its own requests; the
 // requests are still counted.

@@ -1,6 +1,9 @@
 package adaptive_test
 
 import (
+	"bytes"
+	"encoding/hex"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -185,6 +188,103 @@ func FuzzProbability(f *testing.F) {
 				t.Fatalf("op %d (%d) at t0%+v: got counts (%d, %d), want (%d, %d)", i, op%8, now.Sub(t0), gotR, gotA, wantR, wantA)
 			}
 			checkP(t, "Probability", th.Probability(now))
+		}
+	})
+}
+
+// FuzzPacerState checks the Pacer's state decoder on any bytes: it never
+// panics; it refuses with ErrState, leaving the Pacer as a new one, or it
+// accepts state of version 0x23, which it saves again byte for byte, or of
+// version 0x22, which it saves as 0x23 with the unit not known (0). Then,
+// for each byte of costs, the restored Pacer is asked about a request
+// (cost: the byte as a signed number, times 13, so negative and free
+// costs too): it never rejects, postpones to no earlier than now, and
+// its budget is never negative.
+func FuzzPacerState(f *testing.F) {
+	p := mustNewPacer(f)
+	now := t0
+	for i := range 100 {
+		d := p.DecideCost(now, 0, 1+i%50)
+		if d.Verdict == adaptive.Postpone {
+			now = d.RetryAt
+			continue
+		}
+		p.Record(now, adaptive.Answer{Outcome: adaptive.Outcome(i % 3), Sent: now, RetryAfter: time.Duration(i%4) * time.Second})
+	}
+	valid, err := p.MarshalBinary()
+	if err != nil {
+		f.Fatal(err)
+	}
+	// A state of version 0x22 saved by the Pacer before costs.
+	old, err := hex.DecodeString("22030000000000002240000000000000244000000000000024400016d02452728618c762653152728618806b98455272861800ca9429527286180000faed51728618010000000000000030000000000000003200000000000000010000000000000000f7c52a52728618")
+	if err != nil {
+		f.Fatal(err)
+	}
+	fresh, _ := mustNewPacer(f).MarshalBinary()
+	f.Add(valid, []byte{1, 2, 3, 0, 0x80, 0x7f})
+	f.Add(old, []byte{10, 200, 30})
+	f.Add(fresh, []byte{1})
+	f.Add([]byte{}, []byte{5, 5, 5})
+	f.Add([]byte{0x23, 7}, []byte{})
+	f.Add(append([]byte{0x23, 1}, make([]byte, 8*14)...), []byte{0xff, 1})
+	f.Add(append([]byte{0x22, 3}, bytes.Repeat([]byte{0xff}, 8*13)...), []byte{9})
+	f.Fuzz(func(t *testing.T, data, costs []byte) {
+		p := mustNewPacer(t)
+		err := p.UnmarshalBinary(data)
+		got, merr := p.MarshalBinary()
+		if merr != nil {
+			t.Fatalf("MarshalBinary error: %v", merr)
+		}
+		switch {
+		case err != nil:
+			if !errors.Is(err, adaptive.ErrState) {
+				t.Fatalf("got error %v, want ErrState", err)
+			}
+			if !bytes.Equal(got, fresh) {
+				t.Fatalf("refused state left %x, want a new Pacer's %x", got, fresh)
+			}
+		case len(data) == 0:
+			if !bytes.Equal(got, fresh) {
+				t.Fatalf("empty state left %x, want a new Pacer's %x", got, fresh)
+			}
+		case data[0] == 0x23:
+			if !bytes.Equal(got, data) {
+				t.Fatalf("saved again as %x, want %x", got, data)
+			}
+		case data[0] == 0x22:
+			want := append(append([]byte{0x23}, data[1:]...), make([]byte, 8)...)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("saved again as %x, want %x", got, want)
+			}
+		default:
+			t.Fatalf("accepted state of version %#x", data[0])
+		}
+		now := t0
+		for i, b := range costs {
+			now = now.Add(time.Duration(b%16) * time.Millisecond)
+			cost := int(int8(b)) * 13
+			d := adaptive.DecideCost(p, now, 0, cost)
+			switch d.Verdict {
+			case adaptive.Send:
+				if i%2 == 0 {
+					p.Record(now, adaptive.Answer{Outcome: adaptive.Outcome(b % 3), Sent: now, RetryAfter: time.Duration(b%5) * time.Second})
+				}
+			case adaptive.Postpone:
+				if d.RetryAt.Before(now) {
+					t.Fatalf("request %d of cost %d: Postpone until %v, before now %v", i, cost, d.RetryAt, now)
+				}
+			default:
+				t.Fatalf("request %d of cost %d: %v, want Send or Postpone", i, cost, d.Verdict)
+			}
+			checkP(t, "Pacer", d.Probability)
+			if n := p.Budget(now, now.Add(time.Second)); n < 0 {
+				t.Fatalf("request %d: budget %d, want at least 0", i, n)
+			}
+		}
+		// What it saves now, it reads back.
+		b, _ := p.MarshalBinary()
+		if err := mustNewPacer(t).UnmarshalBinary(b); err != nil {
+			t.Fatalf("UnmarshalBinary of its own state %x: %v", b, err)
 		}
 	})
 }

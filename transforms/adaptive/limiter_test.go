@@ -172,3 +172,82 @@ func TestLimiterWaitErrors(t *testing.T) {
 		})
 	})
 }
+
+// TestLimiterWaitN: WaitN passes each request's cost to the Pacer, so the
+// requests go out at the times a Pacer driven by hand with DecideCost gives
+// them, and not at those of requests of cost 1.
+func TestLimiterWaitN(t *testing.T) {
+	tests := []struct {
+		name  string
+		costs []int
+	}{
+		{"rising", []int{1, 10, 100, 1000}},
+		{"mixed", []int{40, 3, 77, 12, 1, 50}},
+		{"free among others", []int{20, 0, 20, 0, -1, 20}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				newPacer := func() *adaptive.Pacer {
+					p, err := adaptive.NewPacer(adaptive.PacerConfig{StartRate: 2})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return p
+				}
+				cost := func(i int) int { return tc.costs[i%len(tc.costs)] }
+				l := adaptive.NewLimiter(newPacer())
+				var got []time.Time
+				for i := range 12 {
+					sent, err := l.WaitN(t.Context(), cost(i))
+					if err != nil {
+						t.Fatalf("WaitN error: %v", err)
+					}
+					got = append(got, sent)
+					l.Record(adaptive.Answer{Outcome: adaptive.Accepted, Sent: sent})
+				}
+
+				byHand := func(cost func(int) int) []time.Time {
+					p, now := newPacer(), got[0]
+					var sends []time.Time
+					for len(sends) < 12 {
+						d := p.DecideCost(now, 0, cost(len(sends)))
+						if d.Verdict == adaptive.Postpone {
+							now = d.RetryAt
+							continue
+						}
+						sends = append(sends, now)
+						p.Record(now, adaptive.Answer{Outcome: adaptive.Accepted, Sent: now})
+					}
+					return sends
+				}
+				if diff := cmp.Diff(byHand(cost), got); diff != "" {
+					t.Errorf("send times mismatch (-want +got):\n%s", diff)
+				}
+				if ones := byHand(func(int) int { return 1 }); cmp.Equal(ones, got) {
+					t.Errorf("got the send times of requests of cost 1, want their costs to count")
+				}
+			})
+		})
+	}
+}
+
+// TestLimiterDecideN: DecideN asks a policy that is not a Coster about
+// one request, whatever its cost.
+func TestLimiterDecideN(t *testing.T) {
+	sre, err := adaptive.NewSRE(adaptive.Config{ResetInterval: time.Hour}, constRand(alwaysAllow), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := adaptive.NewLimiter(sre)
+	for i, c := range []int{1, 100, 0} {
+		d, sent := l.DecideN(c)
+		if d.Verdict != adaptive.Send {
+			t.Fatalf("request %d of cost %d: got %+v, want Send", i, c, d)
+		}
+		l.Record(adaptive.Answer{Outcome: adaptive.Accepted, Sent: sent})
+	}
+	if req, acc := sre.Throttler().Counts(time.Now()); req != 3 || acc != 3 {
+		t.Errorf("got counts (%d, %d), want (3, 3)", req, acc)
+	}
+}

@@ -39,6 +39,23 @@ import (
 //   - Idle time does not raise the rate: the curve advances only while
 //     requests wait for their slot.
 //
+// Requests may have a cost (see [Coster]): tokens, bytes, items. The rate
+// is then in cost units per second, and a request of cost c let through by
+// DecideCost puts the next slot c/rate later, so that a request of 100
+// tokens uses 100 times the slot of a request of 1. Decide is DecideCost
+// with cost 1: with every cost 1 the rate is in requests per second and
+// nothing else changes. StartRate and MinRate are in requests per second;
+// the Pacer scales them by its unit, an estimate of the cost of a typical
+// request: the cost of the first request it lets through, then an
+// exponentially weighted moving average over the requests it lets through,
+// each weighing unitWeight (1/8). Slow start begins at StartRate × unit
+// units per second, the rate never falls below MinRate × unit, and while
+// it probes a backend that rejected everything it asks again unit/rate
+// later. The cubic curve and its ceiling are rates the backend answered
+// to, in units per second already, and need no scaling. A request of cost
+// 0 (or less) is free: it waits for its slot, a Retry-After or a probe's
+// answer as any other, but does not move the next slot or the unit.
+//
 // The transform gives every group of a worker one Pacer (see [Shared]), so
 // the worker's calls are one evenly spaced stream; groups with a Pacer each
 // (PacerConfig.Groups) share a backend less well: see docs/sim/results.md.
@@ -48,7 +65,7 @@ type Pacer struct {
 	cfg PacerConfig
 
 	started bool
-	rate    float64 // requests per second, now
+	rate    float64 // cost units per second, now
 	ceil    float64 // rate before the last decrease; 0 in slow start
 	epoch   int64   // when the curve's time starts (last decrease, shifted by idle time)
 	next    int64   // earliest time of the next send (GCRA's theoretical arrival time)
@@ -62,13 +79,15 @@ type Pacer struct {
 	sent    int64   // time of the last request let through
 	held    int64   // recent Decide calls that postponed (for Probability)
 	asked   int64   // recent Decide calls
+	unit    float64 // typical cost of a request (EWMA); 0 until a request with a cost is let through
 }
 
 // PacerConfig configures a [Pacer]. Zero values mean the documented
 // defaults.
 type PacerConfig struct {
 	// StartRate is the rate, in requests per second, at which slow start
-	// begins. Zero means DefaultStartRate.
+	// begins (StartRate × the typical cost in cost units per second: see
+	// [Pacer]). Zero means DefaultStartRate.
 	StartRate float64
 	// Beta is the share of the rate kept by the first decrease of a
 	// congestion, in (0, 1). Zero means DefaultBeta.
@@ -80,7 +99,8 @@ type PacerConfig struct {
 	// while the backend still rejects everything after one, in (0, 1].
 	// Zero means DefaultBackoff.
 	Backoff float64
-	// MinRate is the lowest rate, in requests per second. Zero means
+	// MinRate is the lowest rate, in requests per second (MinRate × the
+	// typical cost in cost units per second: see [Pacer]). Zero means
 	// DefaultPacerMinRate.
 	MinRate float64
 	// Groups is how many groups, each with its own Pacer, share the
@@ -113,9 +133,19 @@ const (
 	// long one, such as the end of a fixed quota window, saves the requests
 	// that would certainly be rejected.
 	RetryAfterSlack = time.Second
-	// maxRate bounds the rate, in requests per second.
+	// maxRate bounds the rate, in cost units per second.
 	maxRate = 1e12
 )
+
+// unitWeight is the weight of each request's cost in the Pacer's unit, an
+// exponentially weighted moving average. 1/8 is the weight of a new sample
+// in TCP's smoothed round-trip time (RFC 6298): the unit follows a change
+// of the cost mix within a few dozen requests, while one odd request moves
+// it by an eighth of its difference at most.
+const unitWeight = 1.0 / 8
+
+// maxUnit bounds the unit: the largest cost, math.MaxInt64, as a float64.
+const maxUnit = float64(math.MaxInt64)
 
 // withDefaults fills zero fields.
 func (c PacerConfig) withDefaults() PacerConfig {
@@ -163,8 +193,45 @@ func (p *Pacer) start(n int64) {
 		return
 	}
 	p.started = true
-	p.rate = p.cfg.StartRate
+	p.rate = min(p.cfg.StartRate*p.typical(), maxRate)
 	p.epoch, p.next, p.last = n, n, n
+}
+
+// typical returns the unit, the typical cost of a request, or 1 while no
+// request with a cost has set it.
+func (p *Pacer) typical() float64 {
+	if p.unit == 0 {
+		return 1
+	}
+	return p.unit
+}
+
+// learn moves the unit towards the cost c of a request let through; a
+// free request (c = 0) does not move it.
+func (p *Pacer) learn(c float64) {
+	switch {
+	case c == 0:
+	case p.unit == 0:
+		p.unit = min(c, maxUnit)
+	default:
+		p.unit += (min(c, maxUnit) - p.unit) * unitWeight
+	}
+}
+
+// floor returns the lowest rate, MinRate × unit.
+func (p *Pacer) floor() float64 { return min(p.cfg.MinRate*p.typical(), maxRate) }
+
+// after returns n plus the time c cost units take at the current rate,
+// saturating at the largest time.
+func (p *Pacer) after(n int64, c float64) int64 {
+	if c == 0 {
+		return n
+	}
+	d := 1e9 * c / p.rate
+	if !(d < math.MaxInt64) { // also NaN
+		return math.MaxInt64
+	}
+	return satAdd(n, int64(d))
 }
 
 // curve returns the rate at n.
@@ -174,7 +241,7 @@ func (p *Pacer) curve(n int64) float64 {
 		t = 0
 	}
 	if p.ceil == 0 { // slow start: doubling every second
-		return min(p.cfg.StartRate*math.Exp2(t), maxRate)
+		return min(p.cfg.StartRate*p.typical()*math.Exp2(t), maxRate)
 	}
 	x := t/(p.cfg.Recover.Seconds()*float64(p.cfg.Groups)) - 1
 	a := 1 - p.cfg.Beta // below the ceiling: back from Beta·ceil
@@ -182,12 +249,22 @@ func (p *Pacer) curve(n int64) float64 {
 		a = probeGain // above it: probing for more
 	}
 	r := p.ceil * (1 + a*x*x*x)
-	return min(max(r, p.cfg.MinRate), maxRate)
+	return min(max(r, p.floor()), maxRate)
 }
 
 // Decide lets the request through when its slot has come, or postpones it
-// to its slot (or to the end of a Retry-After). It never rejects.
-func (p *Pacer) Decide(now time.Time, _ int) Decision {
+// to its slot (or to the end of a Retry-After). It never rejects. It is
+// DecideCost with cost 1.
+func (p *Pacer) Decide(now time.Time, inFlight int) Decision {
+	return p.DecideCost(now, inFlight, 1)
+}
+
+// DecideCost is Decide for a request of the given cost, in cost units (see
+// [Coster]): when the request is let through, the next slot is cost/rate
+// later. A cost of 0 or less is free: the request still waits for its slot,
+// but the next slot stays where it is.
+func (p *Pacer) DecideCost(now time.Time, _ int, cost int) Decision {
+	c := max(float64(cost), 0)
 	n := unixNanos(now)
 	p.start(n)
 	p.asked++
@@ -202,20 +279,21 @@ func (p *Pacer) Decide(now time.Time, _ int) Decision {
 	}
 	if p.dark && p.out > 0 && n-p.sent < int64(p.cfg.Recover) {
 		// Rejected since the last decrease: probe with one request at a
-		// time, asking again a slot later.
+		// time, asking again a typical request's slot later.
 		p.held++
 		p.last = n
-		return Decision{Verdict: Postpone, RetryAt: time.Unix(0, n+int64(1e9/p.rate)), Probability: p.share()}
+		return Decision{Verdict: Postpone, RetryAt: time.Unix(0, p.after(n, p.typical())), Probability: p.share()}
 	}
 	// Time since the slot and since the last limited decision was idle:
 	// shift the curve so that it does not climb while nothing waits.
 	if idle := n - max(p.next, p.last); idle > 0 && p.asked > 1 {
 		p.epoch += idle
 	}
+	p.learn(c)
 	if !p.dark { // while dark the rate stays where the last decrease left it
 		p.rate = p.curve(n)
 	}
-	p.next = n + int64(1e9/p.rate) // no burst: the next slot is a full spacing away
+	p.next = p.after(n, c) // no burst: the next slot is this request's full spacing away
 	p.last, p.sent = n, n
 	p.out++
 	p.decay()
@@ -264,7 +342,7 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 			cut = p.cfg.Backoff // still rejected after a decrease: back off
 		}
 		p.ceil = r
-		p.rate = max(r*cut, p.cfg.MinRate)
+		p.rate = max(r*cut, p.floor())
 		p.epoch, p.cutAt = n, n
 		p.dark = true
 		p.cuts++
@@ -280,24 +358,36 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 		// The curve starts again from β·ceil when the backend accepts.
 		p.epoch = n
 		p.rate = p.curve(n)
-		p.next = min(p.next, n+int64(1e9/p.rate))
+		p.next = min(p.next, p.after(n, p.typical())) // at most a typical request's spacing away
 		p.dark, p.cuts = false, 0
 	}
 }
 
-// Rate returns the current paced rate in requests per second (0 before
-// the first event).
+// Rate returns the current paced rate in cost units per second, which is
+// requests per second when every request costs 1 (0 before the first
+// event).
 func (p *Pacer) Rate() float64 { return p.rate }
 
-// pacerVersion is the version byte of the Pacer's state encoding.
-const pacerVersion = 0x22 // high nibble: the policy (2, the pacer); low: the version
+// pacerVersion is the version byte of the Pacer's state encoding: the high
+// nibble is the policy (2, the pacer), the low one the version. Version 3
+// added the unit; the state of version 2 (pacerVersion2), saved when every
+// request cost 1, is read with the unit not known yet (0), and its rates
+// as cost units per second.
+const (
+	pacerVersion  = 0x23
+	pacerVersion2 = 0x22
+)
 
 // probeGain shapes the cubic curve above the ceiling: Recover after
 // reaching it the rate is (1 + probeGain) × the ceiling.
 var probeGain = 0.3
 
-// pacerWords is the number of 8-byte words of the Pacer's state.
-const pacerWords = 13
+// pacerWords is the number of 8-byte words of the Pacer's state; version 2
+// had one fewer, the unit, which comes last.
+const pacerWords = 14
+
+// pacerFlags are the bits of the flags byte: started, dark.
+const pacerFlags = 1 | 2
 
 // MarshalBinary encodes the Pacer's state, versioned.
 func (p *Pacer) MarshalBinary() ([]byte, error) {
@@ -317,19 +407,28 @@ func (p *Pacer) MarshalBinary() ([]byte, error) {
 	for _, v := range []int64{p.epoch, p.next, p.last, p.blocked, p.cutAt, p.cuts, p.held, p.asked, p.out, p.sent} {
 		b = binary.LittleEndian.AppendUint64(b, uint64(v))
 	}
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(p.unit))
 	return b, nil
 }
 
-// UnmarshalBinary restores state made by MarshalBinary. Empty data resets
-// the Pacer; data of another version or shape is refused with ErrState and
-// leaves the Pacer reset.
+// UnmarshalBinary restores state made by MarshalBinary, of this version or
+// of the one before costs (whose unit is not known yet: it behaves as 1
+// until a request with a cost sets it). Empty data resets the Pacer; data
+// of another version or shape is refused with ErrState and leaves the
+// Pacer reset.
 func (p *Pacer) UnmarshalBinary(data []byte) error {
 	cfg := p.cfg
 	*p = Pacer{cfg: cfg}
 	if len(data) == 0 {
 		return nil
 	}
-	if len(data) != 2+8*pacerWords || data[0] != pacerVersion {
+	switch {
+	case len(data) == 2+8*pacerWords && data[0] == pacerVersion:
+	case len(data) == 2+8*(pacerWords-1) && data[0] == pacerVersion2:
+	default:
+		return ErrState
+	}
+	if data[1]&^pacerFlags != 0 {
 		return ErrState
 	}
 	q := Pacer{cfg: cfg, started: data[1]&1 != 0, dark: data[1]&2 != 0}
@@ -338,6 +437,13 @@ func (p *Pacer) UnmarshalBinary(data []byte) error {
 	i := func() int64 { v := int64(binary.LittleEndian.Uint64(d)); d = d[8:]; return v }
 	q.rate, q.ceil, q.spell = f(), f(), f()
 	q.epoch, q.next, q.last, q.blocked, q.cutAt, q.cuts, q.held, q.asked, q.out, q.sent = i(), i(), i(), i(), i(), i(), i(), i(), i(), i()
+	if len(d) > 0 {
+		q.unit = f()
+	}
+	// A unit is 0 (not known yet) or an average of costs of at least 1.
+	if !(q.unit == 0 || q.unit >= 1 && q.unit <= maxUnit) {
+		return ErrState
+	}
 	for _, v := range []float64{q.rate, q.ceil, q.spell} {
 		if math.IsNaN(v) || v < 0 || v > maxRate {
 			return ErrState
@@ -350,4 +456,7 @@ func (p *Pacer) UnmarshalBinary(data []byte) error {
 	return nil
 }
 
-var _ Policy = (*Pacer)(nil)
+var (
+	_ Policy = (*Pacer)(nil)
+	_ Coster = (*Pacer)(nil)
+)

@@ -79,3 +79,28 @@ type Policy interface {
 	MarshalBinary() ([]byte, error)
 	UnmarshalBinary(data []byte) error
 }
+
+// Coster is implemented by policies that charge each request its cost, for
+// backends whose quota counts something other than requests: tokens (an
+// LLM API's tokens per minute), bytes, items of a batch. A request of cost
+// 100 uses a hundred times the share of the quota of a request of cost 1.
+//
+// Costs are in the caller's unit, the same for every request of a policy.
+// A cost of 0 is a free request: it is decided as any other but charged
+// nothing. A negative cost counts as 0. DecideCost with cost 1 is Decide.
+//
+// [Pacer] and [Shared] are Costers. [SRE] is not: its rule counts requests,
+// whatever they cost, and [DecideCost] asks it with Decide.
+type Coster interface {
+	// DecideCost is Decide for a request of the given cost.
+	DecideCost(now time.Time, inFlight int, cost int) Decision
+}
+
+// DecideCost asks p about a request of the given cost: p.DecideCost if p
+// is a [Coster], else p.Decide (one request whatever its cost).
+func DecideCost(p Policy, now time.Time, inFlight int, cost int) Decision {
+	if c, ok := p.(Coster); ok {
+		return c.DecideCost(now, inFlight, cost)
+	}
+	return p.Decide(now, inFlight)
+}

@@ -10,7 +10,9 @@ import (
 // and learn together instead of each deciding alone from its own thin
 // evidence. With a [Pacer] underneath, the worker's sends are spaced evenly
 // however many groups it runs, one 429 slows all of them, and every group
-// takes the slots as they come, so they share evenly.
+// takes the slots as they come, so they share evenly. It is a [Coster]
+// whatever the underlying Policy: DecideCost asks that policy as the
+// function [DecideCost] does.
 //
 // A Shared policy lives in memory for the life of the worker; its state is
 // not saved per group (MarshalBinary and UnmarshalBinary pass through to
@@ -28,6 +30,15 @@ func (s *Shared) Decide(now time.Time, inFlight int) Decision {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.p.Decide(now, inFlight)
+}
+
+// DecideCost decides for one group's request of the given cost: the
+// underlying policy's DecideCost if it is a [Coster], else its Decide (see
+// the function [DecideCost]).
+func (s *Shared) DecideCost(now time.Time, inFlight int, cost int) Decision {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return DecideCost(s.p, now, inFlight, cost)
 }
 
 // Record learns one group's answer; see [Policy].
@@ -51,4 +62,7 @@ func (s *Shared) UnmarshalBinary(data []byte) error {
 	return s.p.UnmarshalBinary(data)
 }
 
-var _ Policy = (*Shared)(nil)
+var (
+	_ Policy = (*Shared)(nil)
+	_ Coster = (*Shared)(nil)
+)

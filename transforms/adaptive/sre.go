@@ -185,6 +185,11 @@ func (t *Throttler) Counts(now time.Time) (requests, accepts int64) {
 // a request all the same). Requests in flight are left out of p, as
 // [Throttler.DecideWithPending] does.
 //
+// SRE is not a [Coster]: the rule weighs requests against accepts, one
+// each whatever a request costs, and a quota counted in tokens or bytes
+// shows in it only through the backend's rejections. [DecideCost] asks it
+// with Decide.
+//
 // Create one with [NewSRE]; the zero value is not usable.
 type SRE struct {
 	t        *Throttler

@@ -130,3 +130,30 @@ func TestSREStateCompat(t *testing.T) {
 		})
 	}
 }
+
+// TestSREIgnoresCost: the SRE policy is not a Coster, and DecideCost asks
+// it about one request whatever the cost.
+func TestSREIgnoresCost(t *testing.T) {
+	if _, ok := Policy(&SRE{}).(Coster); ok {
+		t.Fatal("SRE is a Coster, want it not to be")
+	}
+	for _, cost := range []int{-1, 0, 1, 100} {
+		rnd := func() float64 { return 0.4 }
+		a, _ := NewSRE(Config{}, rnd, 0)
+		b, _ := NewSRE(Config{}, rnd, 0)
+		for i := range 20 {
+			now := at(time.Duration(i) * time.Millisecond)
+			want, got := a.Decide(now, 0), DecideCost(b, now, 0, cost)
+			if got != want {
+				t.Fatalf("cost %d, request %d: got %+v, want %+v as Decide's", cost, i, got, want)
+			}
+			if got.Verdict == Send {
+				a.Record(now, Answer{Outcome: Throttled, Sent: now})
+				b.Record(now, Answer{Outcome: Throttled, Sent: now})
+			}
+		}
+		if req, _ := b.Throttler().Counts(at(time.Second)); req != 20 {
+			t.Errorf("cost %d: got %d requests counted, want 20", cost, req)
+		}
+	}
+}
