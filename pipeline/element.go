@@ -45,6 +45,9 @@ type CallerOptions struct {
 	HeaderEnv   map[string]string // header name → environment variable
 	Timeout     time.Duration
 	MaxResponse int64
+	// ItemStatusField is the http caller's clientcall.HTTP.ItemStatusField:
+	// the member of a batch answer's entry that holds its item's status.
+	ItemStatusField string
 }
 
 // HTTP returns the HTTP caller these options describe.
@@ -57,6 +60,7 @@ func (o CallerOptions) HTTP() *clientcall.HTTP {
 		HeaderEnv:        o.HeaderEnv,
 		Timeout:          o.Timeout,
 		MaxResponseBytes: o.MaxResponse,
+		ItemStatusField:  o.ItemStatusField,
 	}
 }
 
@@ -150,4 +154,29 @@ func (c *registeredCaller) Teardown(ctx context.Context) error {
 // runs before any call).
 func (c *registeredCaller) Call(ctx context.Context, payload []byte) ([]byte, error) {
 	return c.inner.Call(ctx, payload)
+}
+
+// CallBatch sends the payloads in one call of the caller built in Setup,
+// which checkBatch found to have a batch form.
+func (c *registeredCaller) CallBatch(ctx context.Context, payloads [][]byte) ([][]byte, error) {
+	b, ok := c.inner.(clientcall.BatchCaller[[]byte, []byte])
+	if !ok {
+		return nil, fmt.Errorf("pipeline: caller %q has no batch form (CallBatch)", c.Name)
+	}
+	return b.CallBatch(ctx, payloads)
+}
+
+// checkBatch reports, naming the flag, whether the caller registered as
+// c.Name has a batch form (clientcall.BatchCaller), building one here to
+// see; it is not set up.
+func (c *registeredCaller) checkBatch() error {
+	f, _ := lookupCaller(c.Name)
+	inner, err := f(c.Options)
+	if err != nil {
+		return fmt.Errorf("--caller: build caller %q: %w", c.Name, err)
+	}
+	if _, ok := inner.(clientcall.BatchCaller[[]byte, []byte]); !ok {
+		return fmt.Errorf("--items_per_call: caller %q has no batch form (a CallBatch method, clientcall.BatchCaller): use --items_per_call=1 and no --bytes_per_call", c.Name)
+	}
+	return nil
 }

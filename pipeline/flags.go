@@ -58,6 +58,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 		return nil
 	})
 	fs.Int64Var(&o.CallerOptions.MaxResponse, "max_response_bytes", 10<<20, "Largest response body the http caller accepts.")
+	fs.StringVar(&o.CallerOptions.ItemStatusField, "item_status_field", "", "Batched http calls: the member of each answer entry that holds its item's HTTP status (an entry whose status is >= 300 fails that item alone; 429 throttles it).")
 
 	fs.IntVar(&o.Groups, "groups", throttle.DefaultGroups, "Number of throttle groups (parallelism; each has its own queue, and its own throttle state with --throttle_scope=group).")
 	fs.IntVar(&o.BatchSize, "batch_size", throttle.DefaultBatchSize, "Max elements a group processes per batch interval.")
@@ -74,6 +75,9 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.DurationVar(&o.MaxAge, "max_age", throttle.DefaultMaxAge, "Retry strategy: max time since an element's first attempt.")
 	fs.DurationVar(&o.CallTimeout, "call_timeout", throttle.DefaultCallTimeout, "Per-call timeout; a call past it goes to errors.")
 	fs.IntVar(&o.CallsInFlight, "calls_in_flight", throttle.DefaultCallsInFlight, "Concurrent calls per group.")
+	fs.IntVar(&o.ItemsPerCall, "items_per_call", throttle.DefaultItemsPerCall, "Elements per call (0 means 1): above 1, up to this many elements go in one call of the caller's batch form (the http caller: a JSON array of the payloads, answered by a JSON array).")
+	fs.IntVar(&o.BytesPerCall, "bytes_per_call", 0, "Batched calls: most payload bytes in one call (0 = no bound; an element larger than it goes alone).")
+	fs.StringVar(&o.Cost, "cost", "1", "What an element costs against the pacer and --quota_rate: 1 (each element one unit), bytes (its payload's size), call (one unit per call, for quotas counted in requests when calls are batched) or json:FIELD (the integer in the payload's top-level JSON field, e.g. json:tokens).")
 	fs.StringVar(&o.QuotaBackend, "quota_backend", "none", "Shared quota for every group, worker and job: none, redis (a GCRA in Redis or Memorystore at --quota_rate) or envoy (Envoy's rate-limit service, limits in its configuration for --quota_domain).")
 	fs.StringVar(&o.QuotaAddr, "quota_address", "", "host:port of the quota's Redis or rate-limit service.")
 	fs.StringVar(&o.QuotaKey, "quota_key", "", "Name of the shared quota: every pipeline with the same key shares it (default: --name). For envoy, the value of the descriptor's last entry, key.")
@@ -111,9 +115,9 @@ func FlagGroups() []FlagGroup {
 	return []FlagGroup{
 		{"Source (exactly one of --input, --subscription, --generate)",
 			[]string{"input", "input_format", "subscription", "idle_timeout", "generate", "generate_rate"}},
-		{"Caller", []string{"caller", "url", "method", "content_type", "header", "header_env", "max_response_bytes"}},
+		{"Caller", []string{"caller", "url", "method", "content_type", "header", "header_env", "max_response_bytes", "item_status_field"}},
 		{"Throttle", []string{"throttle_mode", "throttle_scope", "k", "window", "reset_interval", "window_size", "bucket",
-			"groups", "batch_size", "batch_interval", "calls_in_flight", "call_timeout",
+			"groups", "batch_size", "batch_interval", "calls_in_flight", "call_timeout", "items_per_call", "bytes_per_call", "cost",
 			"strategy", "max_attempts", "max_age", "max_wait", "max_buffered", "max_payload_bytes", "failures_as_rejects"}},
 		{"Shared quota", []string{"quota_backend", "quota_address", "quota_key", "quota_rate", "quota_burst",
 			"quota_domain", "quota_descriptors", "quota_fail", "quota_timeout"}},
@@ -198,7 +202,8 @@ var throttleFlags = map[string]string{
 	"WithGroups": "groups", "WithBatchSize": "batch_size", "WithBatchInterval": "batch_interval",
 	"WithStrategy": "strategy", "WithScope": "throttle_scope", "WithMaxAttempts": "max_attempts",
 	"WithMaxAge": "max_age", "WithCallTimeout": "call_timeout", "WithCallsInFlight": "calls_in_flight",
-	"WithMaxBuffered": "max_buffered", "WithMaxWait": "max_wait",
+	"WithMaxBuffered": "max_buffered", "WithMaxWait": "max_wait", "WithItemsPerCall": "items_per_call",
+	"WithBytesPerCall": "bytes_per_call",
 
 	"WithQuota.Backend": "quota_backend", "WithQuota.Addr": "quota_address", "WithQuota.Key": "quota_key",
 	"WithQuota.Rate": "quota_rate", "WithQuota.Burst": "quota_burst", "WithQuota.Domain": "quota_domain",

@@ -76,6 +76,14 @@ func TestThrottleFlagErrors(t *testing.T) {
 			[]string{"--quota_burst: must be >= 0, got -1", "--quota_timeout: must be >= 0, got -1s"}},
 		{[]string{"--quota_backend=envoy", "--quota_address=h:1"}, []string{"--quota_domain: required with the envoy backend"}},
 		{[]string{"--quota_fail=maybe"}, []string{`--quota_fail: want open or closed, got "maybe"`}},
+		{[]string{"--items_per_call=50", "--bytes_per_call=65536", "--cost=json:tokens", "--item_status_field=status"}, nil},
+		{[]string{"--items_per_call=0"}, nil}, // zero is the transform's default, 1
+		{[]string{"--items_per_call=-1", "--bytes_per_call=-1"},
+			[]string{"--items_per_call: must be in [1, 100000], got -1", "--bytes_per_call: must be >= 0, got -1"}},
+		{[]string{"--cost=tokens"}, []string{`--cost: want 1, bytes, call or json:FIELD, got "tokens"`}},
+		{[]string{"--cost=json:"}, []string{`--cost: want 1, bytes, call or json:FIELD, got "json:"`}},
+		{[]string{"--cost=bytes"}, nil},
+		{[]string{"--cost=call"}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -11,6 +11,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -65,6 +66,9 @@ type Options struct {
 	MaxAge        time.Duration
 	CallTimeout   time.Duration
 	CallsInFlight int
+	ItemsPerCall  int    // elements per call (> 1: the caller's batch form)
+	BytesPerCall  int    // payload bytes per batched call at most (0 = no bound)
+	Cost          string // what an element costs: "" or "1", "bytes", "call" or "json:FIELD" (ParseCost)
 	MaxPayload    int
 	MaxBuffered   int
 	// MaxWait bounds how long an element waits in its group's queue under
@@ -109,7 +113,8 @@ func (o Options) throttleOptions() ([]throttle.Option, error) {
 	opts := []throttle.Option{throttle.WithGroups(o.Groups), throttle.WithBatchSize(o.BatchSize),
 		throttle.WithBatchInterval(o.BatchInterval), throttle.WithK(o.K), throttle.WithMaxAttempts(o.MaxAttempts),
 		throttle.WithMaxAge(o.MaxAge), throttle.WithCallTimeout(o.CallTimeout), throttle.WithCallsInFlight(o.CallsInFlight),
-		throttle.WithMaxBuffered(o.MaxBuffered), throttle.WithMaxWait(o.maxWait())}
+		throttle.WithMaxBuffered(o.MaxBuffered), throttle.WithMaxWait(o.maxWait()),
+		throttle.WithItemsPerCall(cmp.Or(o.ItemsPerCall, throttle.DefaultItemsPerCall)), throttle.WithBytesPerCall(o.BytesPerCall)}
 	if o.FailuresAsRejects {
 		opts = append(opts, throttle.WithCountFailuresAsRejects())
 	}
@@ -135,6 +140,11 @@ func (o Options) throttleOptions() ([]throttle.Option, error) {
 	errs = append(errs, err)
 	q, err := o.quota()
 	errs = append(errs, err)
+	cost, err := ParseCost(o.Cost)
+	errs = append(errs, err)
+	if cost != nil {
+		opts = append(opts, throttle.WithCost(cost))
+	}
 	opts = append(opts, throttle.WithStrategy(strategy), throttle.WithScope(scope), throttle.WithQuota(q))
 	if err := errors.Join(append(errs, throttle.ValidateOptions(opts...))...); err != nil {
 		return nil, flagErrors(err)
@@ -243,6 +253,11 @@ func throttleAndWrite(s beam.Scope, in beam.PCollection, o Options, extraErrors,
 	caller, err := newRegisteredCaller(name, o.CallerOptions)
 	if err != nil {
 		return Outputs{}, err
+	}
+	if o.ItemsPerCall > 1 || o.BytesPerCall > 0 {
+		if err := caller.checkBatch(); err != nil {
+			return Outputs{}, err
+		}
 	}
 	// Payloads are checked here: empty, over --max_payload_bytes, or, with
 	// --input_format=jsonl, not JSON: an error record, no call.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
 	"github.com/beamthrottle/beamthrottle/internal/procstat"
+	"github.com/beamthrottle/beamthrottle/testserver"
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
@@ -72,6 +73,11 @@ const benchElements = 100_000
 // intervals cost no wall time) and reports elements/s and the process's
 // peak RSS.
 func runBench(b *testing.B, build func(s beam.Scope, in beam.PCollection)) float64 {
+	return runBenchN(b, benchElements, generate, build)
+}
+
+// runBenchN is runBench over n elements made by gen.
+func runBenchN(b *testing.B, n int, gen func(beam.Scope, int) beam.PCollection, build func(s beam.Scope, in beam.PCollection)) float64 {
 	old := *jobopts.Experiments
 	defer func() { *jobopts.Experiments = old }()
 	AvoidPrismSplits()
@@ -80,7 +86,7 @@ func runBench(b *testing.B, build func(s beam.Scope, in beam.PCollection)) float
 	iters := 0
 	for b.Loop() {
 		p, s := beam.NewPipelineWithRoot()
-		build(s, generate(s, benchElements))
+		build(s, gen(s, n))
 		start := time.Now()
 		if err := ptest.Run(p); err != nil {
 			b.Fatal(err)
@@ -88,7 +94,7 @@ func runBench(b *testing.B, build func(s beam.Scope, in beam.PCollection)) float
 		total += time.Since(start)
 		iters++
 	}
-	rate := float64(benchElements*iters) / total.Seconds()
+	rate := float64(n*iters) / total.Seconds()
 	b.ReportMetric(rate, "elements/s")
 	if mb := procstat.PeakRSSMB(); mb > 0 {
 		b.ReportMetric(mb, "peak-RSS-MB")
@@ -126,6 +132,38 @@ func BenchmarkAdaptive(b *testing.B) {
 			})
 			if plain > 0 {
 				b.ReportMetric(rate/plain, "ratio-to-plain")
+			}
+		})
+	}
+}
+
+// BenchmarkBatching measures what packing elements into calls gains against
+// an API whose calls take 5 ms (the quota server on loopback, unlimited,
+// with latency): the same 5,000 JSON elements through the HTTP caller, one
+// element a call and in JSON-array batches of 10 and 50, 4 groups, one call
+// in flight each. It reports elements/s, calls and the gain over one
+// element a call.
+func BenchmarkBatching(b *testing.B) {
+	const n = 5000
+	srv, err := testserver.NewServer(testserver.Config{Latency: 5 * time.Millisecond})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	var single float64
+	for _, perCall := range []int{1, 10, 50} {
+		b.Run(fmt.Sprintf("items_per_call=%d", perCall), func(b *testing.B) {
+			srv.Handler.Reset()
+			rate := runBenchN(b, n, generateJSON, func(s beam.Scope, in beam.PCollection) {
+				Adaptive(s, in, &clientcall.HTTP{URL: srv.Endpoint()}, WithMode(adaptive.ModeSRE), WithGroups(4),
+					WithBatchSize(1000), WithBatchInterval(100*time.Millisecond), WithItemsPerCall(perCall))
+			})
+			st := srv.Handler.Stats()
+			b.ReportMetric(float64(st.Accepted)/float64(b.N), "calls/op")
+			if perCall == 1 {
+				single = rate
+			} else if single > 0 {
+				b.ReportMetric(rate/single, "gain")
 			}
 		})
 	}

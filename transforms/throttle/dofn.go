@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"sync/atomic"
@@ -63,6 +64,9 @@ type throttleFn struct {
 	ID            string // the transform's, for its worker-scope policy and permit pool
 	Quota         QuotaConfig
 	Messages      bool // the input is Message: Success is Reply
+	ItemsPerCall  int  // elements per call at most (WithItemsPerCall)
+	BytesPerCall  int  // payload bytes per call at most, 0 for no bound (WithBytesPerCall)
+	CostPerCall   bool // WithCost(CallCost{}): every call costs 1
 
 	caller     reflect.Value
 	invoker    *invoker
@@ -85,7 +89,7 @@ func (f *throttleFn) Setup(ctx context.Context) error {
 		}
 	}
 	f.caller = v
-	f.invoker = newInvoker(v, f.ReqType.T, f.RespType.T)
+	f.invoker = newInvoker(v, f.ReqType.T, f.RespType.T, f.batching())
 	if f.Classifier.set() {
 		cv, err := f.Classifier.instantiate()
 		if err != nil {
@@ -341,6 +345,7 @@ func (fr *firing) dropExpired(live, got []item) []item {
 // tally counts one firing's outcomes, added to the Beam counters at its end.
 type tally struct {
 	requests, accepted, clientThrottled, serverThrottled, errs, retries, dropped, postponed int64
+	calls, cost                                                                             int64
 	throttled                                                                               bool
 }
 
@@ -454,12 +459,13 @@ func (f *throttleFn) newFiring(ctx context.Context, key string, fire time.Time, 
 	return &firing{fn: f, ctx: ctx, key: key, fire: fire, wall: time.Now(), clock: time.Now, out: out}
 }
 
-// answer is the result of one call.
+// answer is the result of one call, for the elements [from, to) of the
+// firing's items.
 type answer struct {
-	idx  int
-	sent time.Time
-	p    float64
-	res  callResult
+	from, to int
+	sent     time.Time
+	p        float64
+	res      callResult
 }
 
 func (fr *firing) now() time.Time { return fr.start().Add(fr.clock().Sub(fr.wall)) }
@@ -525,13 +531,14 @@ func (fr *firing) run(items []item) {
 			return
 		case a := <-stuck:
 			a.res = callResult{err: &TimeoutError{Timeout: fr.fn.CallTimeout}, latency: fr.fn.CallTimeout}
-			fr.answered(&items[a.idx], a)
-			from = a.idx + 1
+			fr.answered(items[a.from:a.to], a)
+			from = a.to
 		}
 	}
 }
 
-// work works through items from the index from on. With one call in
+// work works through items from the index from on, a call at a time: one
+// element, or, when batching, the elements pack takes. With one call in
 // flight it makes each call itself (see callInline) and returns at once if
 // a call was abandoned, its answer sent on stuck.
 func (fr *firing) work(items []item, from int, deadline time.Time, stuck chan<- answer) {
@@ -540,13 +547,15 @@ func (fr *firing) work(items []item, from int, deadline time.Time, stuck chan<- 
 	inFlight := 0
 	collect := func(a answer) {
 		inFlight--
-		fr.answered(&items[a.idx], a)
+		fr.answered(items[a.from:a.to], a)
 	}
+	left := fr.costOf(items[from:]) // the cost of what is left, for the permits asked at once
 	for i := from; i < len(items); {
 		it := &items[i]
 		now := fr.now()
 		if fr.expired(now, it) {
 			fr.expire(now, *it)
+			left -= fr.costOf(items[i : i+1])
 			i++
 			continue
 		}
@@ -554,26 +563,34 @@ func (fr *firing) work(items []item, from int, deadline time.Time, stuck chan<- 
 			collect(<-answers)
 		}
 		now = fr.now()
-		d := fr.decide(now, inFlight, len(items)-i, deadline)
+		j := fr.pack(items, i, now)
+		cost := fr.costOf(items[i:j])
+		d := fr.decide(now, inFlight, cost, left, deadline)
 		switch d.Verdict {
 		case adaptive.Send:
-			fr.attempt(now, it)
-			a := answer{idx: i, sent: now, p: d.Probability}
+			for k := i; k < j; k++ {
+				fr.attempt(now, &items[k])
+			}
+			fr.t.calls++
+			fr.t.cost += int64(cost)
+			a := answer{from: i, to: j, sent: now, p: d.Probability}
+			call := items[i:j]
 			if f.CallsInFlight == 1 {
-				res, ok := fr.callInline(a, it.Payload, stuck)
+				res, ok := fr.callInline(a, call, stuck)
 				if !ok {
 					return // abandoned: run goes on without this goroutine
 				}
 				a.res = res
-				fr.answered(it, a)
+				fr.answered(call, a)
 			} else {
 				inFlight++
-				go func(payload []byte) {
-					a.res = f.invoker.safeCall(fr.ctx, f.CallTimeout, payload)
+				go func() {
+					a.res = f.invoker.safeCall(fr.ctx, f.CallTimeout, call)
 					answers <- a
-				}(it.Payload)
+				}()
 			}
-			i++
+			left -= cost
+			i = j
 		case adaptive.Postpone:
 			if d.RetryAt.Before(deadline) && now.Before(deadline) {
 				// Wait for the slot, taking answers meanwhile.
@@ -592,12 +609,15 @@ func (fr *firing) work(items []item, from int, deadline time.Time, stuck chan<- 
 			fr.rest = append(fr.rest, items[i:]...)
 			fr.retryAt = d.RetryAt
 			i = len(items)
-		default: // Reject
-			fr.attempt(now, it)
-			fr.throttled(now, *it, failure{
-				Outcome: OutcomeClientThrottled, Error: clientThrottledMessage(d.Probability), Prob: d.Probability,
-			}, 0)
-			i++
+		default: // Reject: the whole call
+			for k := i; k < j; k++ {
+				fr.attempt(now, &items[k])
+				fr.throttled(now, items[k], failure{
+					Outcome: OutcomeClientThrottled, Error: clientThrottledMessage(d.Probability), Prob: d.Probability,
+				}, 0)
+			}
+			left -= cost
+			i = j
 		}
 	}
 	for inFlight > 0 {
@@ -605,11 +625,49 @@ func (fr *firing) work(items []item, from int, deadline time.Time, stuck chan<- 
 	}
 }
 
+// batching reports whether calls take several elements (CallBatch).
+func (f *throttleFn) batching() bool { return f.ItemsPerCall > 1 || f.BytesPerCall > 0 }
+
+// pack returns the end j of the call that starts with items[i]: items[i:j]
+// is one element, or, when batching, as many of the elements from i on as
+// fit in ItemsPerCall and BytesPerCall (at least one), stopping before an
+// element that waited longer than MaxWait by now.
+func (fr *firing) pack(items []item, i int, now time.Time) int {
+	f := fr.fn
+	if !f.batching() {
+		return i + 1
+	}
+	bytes := len(items[i].Payload)
+	j := i + 1
+	for ; j < len(items) && j-i < max(f.ItemsPerCall, 1); j++ {
+		n := len(items[j].Payload)
+		if f.BytesPerCall > 0 && bytes+n > f.BytesPerCall || fr.expired(now, &items[j]) {
+			break
+		}
+		bytes += n
+	}
+	return j
+}
+
+// costOf returns what a call of items costs: the sum of their costs, or
+// one call's worth per ItemsPerCall elements under CostPerCall.
+func (fr *firing) costOf(items []item) int {
+	if fr.fn.CostPerCall {
+		per := max(fr.fn.ItemsPerCall, 1)
+		return (len(items) + per - 1) / per
+	}
+	var c int64
+	for i := range items {
+		c += items[i].cost()
+	}
+	return int(min(c, math.MaxInt32))
+}
+
 // callInline makes the call of a in the calling goroutine, within the call
 // timeout. If the timeout runs out first, the call is abandoned: a is sent
 // on stuck at once, and when the call returns at last, callInline reports
 // false and its goroutine must leave the firing alone.
-func (fr *firing) callInline(a answer, payload []byte, stuck chan<- answer) (callResult, bool) {
+func (fr *firing) callInline(a answer, call []item, stuck chan<- answer) (callResult, bool) {
 	f := fr.fn
 	fr.calls++
 	tok := fr.calls
@@ -622,13 +680,13 @@ func (fr *firing) callInline(a answer, payload []byte, stuck chan<- answer) (cal
 		}
 	})
 	start := time.Now()
-	resp, err := f.invoker.guardedCall(ctx, payload)
-	lat := time.Since(start)
+	res := f.invoker.invoke(ctx, call)
+	res.latency = time.Since(start)
 	stop()
 	if !fr.active.CompareAndSwap(tok, 0) {
 		return callResult{}, false
 	}
-	return callResult{resp: resp, err: err, latency: lat}, true
+	return res, true
 }
 
 // expiryDue returns when the first element this firing leaves queued runs
@@ -652,18 +710,18 @@ func (fr *firing) expiryDue() time.Time {
 	return time.Unix(0, oldest).Add(f.MaxWait + time.Millisecond).Truncate(time.Millisecond).Add(time.Millisecond)
 }
 
-// decide asks the policy about the next of remaining elements, after a
-// permit of the shared quota, if there is one: without a permit the element
-// is postponed until the quota has more. The permits asked for at once are
-// what the policy would send until the end of the firing's wait (Budgeter),
-// or of the quota's window if it ends sooner, at most the elements
-// remaining.
-func (fr *firing) decide(now time.Time, inFlight, remaining int, deadline time.Time) adaptive.Decision {
+// decide asks the policy about the next call, of the given cost, after
+// permits of the shared quota for its cost, if there is one: without them
+// the call is postponed until the quota has more. The permits asked for at
+// once are what the policy would send until the end of the firing's wait
+// (Budgeter), or of the quota's window if it ends sooner, at most left, the
+// cost of the calls remaining.
+func (fr *firing) decide(now time.Time, inFlight, cost, left int, deadline time.Time) adaptive.Decision {
 	f := fr.fn
 	if f.pool == nil {
-		return f.policy.Decide(now, inFlight)
+		return adaptive.DecideCost(f.policy, now, inFlight, cost)
 	}
-	want := remaining
+	want := left
 	if b, ok := f.policy.(adaptive.Budgeter); ok {
 		until := deadline
 		if wait := now.Add(firingWait(f.BatchInterval)); wait.After(until) {
@@ -673,16 +731,16 @@ func (fr *firing) decide(now time.Time, inFlight, remaining int, deadline time.T
 			until = end // the permits lapse then
 		}
 		if n := b.Budget(now, until); n >= 0 {
-			want = min(want, max(n, 1))
+			want = min(want, max(n, cost))
 		}
 	}
-	ok, retryAt := f.pool.permit(fr.ctx, now, want, firingWait(f.BatchInterval))
+	ok, retryAt := f.pool.permit(fr.ctx, now, cost, want, firingWait(f.BatchInterval))
 	if !ok {
 		return adaptive.Decision{Verdict: adaptive.Postpone, RetryAt: retryAt}
 	}
-	d := f.policy.Decide(now, inFlight)
+	d := adaptive.DecideCost(f.policy, now, inFlight, cost)
 	if d.Verdict != adaptive.Send {
-		f.pool.unspend()
+		f.pool.unspend(cost)
 	}
 	return d
 }
@@ -734,39 +792,55 @@ func (fr *firing) shed(now time.Time, items []item, size int64) []item {
 	return items[:room]
 }
 
-// answered routes the answer to a call and tells the policy.
-func (fr *firing) answered(it *item, a answer) {
+// answered routes the answer to a call, element by element, and tells the
+// policy once for the call: throttled if any of its elements was, else
+// accepted if any was, else failed.
+func (fr *firing) answered(call []item, a answer) {
 	f := fr.fn
 	now := fr.now()
 	latencyMs.Update(fr.ctx, a.res.latency.Milliseconds())
-	class := f.classify(a.res.err)
-	ans := adaptive.Answer{Sent: a.sent}
-	switch class {
-	case clientcall.Success:
-		ans.Outcome = adaptive.Accepted
-	case clientcall.Throttled:
-		ans.Outcome = adaptive.Throttled
-		ans.RetryAfter, _ = clientcall.RetryAfter(a.res.err)
-	default:
-		ans.Outcome = adaptive.Failed
+	ans := adaptive.Answer{Sent: a.sent, Outcome: adaptive.Failed}
+	for k := range call {
+		_, err := a.res.of(k)
+		switch f.classify(err) {
+		case clientcall.Success:
+			if ans.Outcome == adaptive.Failed {
+				ans.Outcome = adaptive.Accepted
+			}
+		case clientcall.Throttled:
+			ans.Outcome = adaptive.Throttled
+			ra, _ := clientcall.RetryAfter(err)
+			ans.RetryAfter = max(ans.RetryAfter, ra)
+		}
 	}
 	f.policy.Record(now, ans)
-	code, grpc := statusOf(a.res.err)
+	for k := range call {
+		fr.route(now, call[k], a, k)
+	}
+}
+
+// route routes the k-th element of the call a answered.
+func (fr *firing) route(now time.Time, it item, a answer, k int) {
+	f := fr.fn
+	resp, err := a.res.of(k)
+	class := f.classify(err)
+	code, grpc := statusOf(err)
 	switch class {
 	case clientcall.Success:
 		fr.t.accepted++
-		fr.out.ok(it, a.res.resp)
+		fr.out.ok(&it, resp)
 	case clientcall.Throttled:
-		msg := a.res.err.Error()
+		ra, _ := clientcall.RetryAfter(err)
+		msg := err.Error()
 		if code != 0 {
 			msg = serverStatusMessage(code)
 		}
-		fr.throttled(now, *it, failure{
+		fr.throttled(now, it, failure{
 			Outcome: OutcomeServerThrottled, Error: msg, Status: code, GRPC: grpc, Prob: a.p,
-			RetryAfter: ans.RetryAfter.Milliseconds(),
-		}, ans.RetryAfter)
+			RetryAfter: ra.Milliseconds(),
+		}, ra)
 	default:
-		fr.fail(now, *it, failure{Outcome: OutcomeError, Error: a.res.err.Error(), Status: code, GRPC: grpc, Prob: a.p})
+		fr.fail(now, it, failure{Outcome: OutcomeError, Error: err.Error(), Status: code, GRPC: grpc, Prob: a.p})
 	}
 }
 
@@ -837,7 +911,7 @@ func (f *throttleFn) report(ctx context.Context, t *tally, touch bool) {
 		{requestsCounter, t.requests}, {acceptedCounter, t.accepted},
 		{clientThrottledCounter, t.clientThrottled}, {serverThrottledCounter, t.serverThrottled},
 		{errorsCounter, t.errs}, {retriesCounter, t.retries}, {droppedCounter, t.dropped},
-		{postponedCounter, t.postponed},
+		{postponedCounter, t.postponed}, {callsCounter, t.calls}, {costCounter, t.cost},
 	} {
 		if c.n != 0 || touch {
 			c.c.Inc(ctx, c.n)

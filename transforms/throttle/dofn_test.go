@@ -27,6 +27,13 @@ type scriptPolicy struct {
 	p        float64
 	retryAt  time.Time
 	recorded []adaptive.Outcome
+	costs    []int // the cost of each decision
+}
+
+// DecideCost records the cost and decides as Decide.
+func (s *scriptPolicy) DecideCost(now time.Time, inFlight, cost int) adaptive.Decision {
+	s.costs = append(s.costs, cost)
+	return s.Decide(now, inFlight)
 }
 
 func (s *scriptPolicy) Decide(time.Time, int) adaptive.Decision {
@@ -76,7 +83,7 @@ func testFiring(f *throttleFn, p adaptive.Policy, o *outs) *firing {
 	f.CallsInFlight = max(f.CallsInFlight, 1)
 	f.MaxAttempts = max(f.MaxAttempts, 3)
 	f.MaxAge = time.Hour
-	f.invoker = newInvoker(reflect.ValueOf(mixCaller{}), bytesType, bytesType)
+	f.invoker = newInvoker(reflect.ValueOf(mixCaller{}), bytesType, bytesType, false)
 	f.policy = p
 	fr := f.newFiring(context.Background(), "g", t0, o.emitters())
 	fr.wall = t0
@@ -306,8 +313,9 @@ func TestBatchCoder(t *testing.T) {
 		}},
 		{Items: []item{
 			{Payload: []byte("m"), MessageID: "id-1", AckID: "ack-1", Attributes: map[string]string{"attempts": "2", "": ""}, Prior: 2},
-			{Payload: []byte("n"), AckID: "ack-2", Attributes: map[string]string{}},
+			{Payload: []byte("n"), AckID: "ack-2", Attributes: map[string]string{}, Cost: 100},
 		}},
+		{Items: []item{{Payload: []byte("c"), Cost: 1 << 40}, {Payload: []byte("d"), Cost: 7}}},
 	} {
 		enc, err := encodeBatch(b)
 		if err != nil {
@@ -331,6 +339,11 @@ func TestBatchCoder(t *testing.T) {
 	v1 := []byte{1, 1, 1, 'x', 2, 0, 0, 0, 0}
 	if got, err := decodeBatch(v1); err != nil || cmp.Diff(batch{Items: []item{{Payload: []byte("x"), Attempts: 1}}}, got) != "" {
 		t.Errorf("decode version 1 %x: got %+v, %v", v1, got, err)
+	}
+	// Version 2, without cost, is still read: its items cost 1.
+	v2 := []byte{2, 1, 1, 'x', 2, 0, 0, 0, 0, 0}
+	if got, err := decodeBatch(v2); err != nil || cmp.Diff(batch{Items: []item{{Payload: []byte("x"), Attempts: 1}}}, got) != "" || got.Items[0].cost() != 1 {
+		t.Errorf("decode version 2 %x: got %+v, %v", v2, got, err)
 	}
 	if _, err := decodeBatch([]byte{batchVersion + 1, 0}); err == nil || errors.Is(err, errBatch) {
 		t.Errorf("unknown version: got %v, want a version error", err)
@@ -358,7 +371,7 @@ func TestFiringAbandonsHungCall(t *testing.T) {
 	f := &throttleFn{Strategy: Route}
 	fr := testFiring(f, &scriptPolicy{}, &o)
 	f.CallTimeout = 10 * time.Millisecond
-	f.invoker = newInvoker(reflect.ValueOf(gateCaller{gate: gate}), bytesType, bytesType)
+	f.invoker = newInvoker(reflect.ValueOf(gateCaller{gate: gate}), bytesType, bytesType, false)
 	fr.run(items("a", "hang", "b", "hang", "c"))
 	if got, want := countsOf(fr, &o), (counts{OK: 3, Errs: 2}); got != want {
 		t.Fatalf("got %+v, want %+v", got, want)

@@ -15,6 +15,7 @@ import (
 var (
 	contextType = reflect.TypeOf((*context.Context)(nil)).Elem()
 	errorType   = reflect.TypeOf((*error)(nil)).Elem()
+	intType     = reflect.TypeOf(0)
 )
 
 // userValue is a user-supplied value (caller, key function, classifier) in a
@@ -58,10 +59,24 @@ func (u userValue) instantiate() (reflect.Value, error) {
 }
 
 // callerTypes checks that caller has a method
-// Call(context.Context, Req) (Resp, error) and returns Req and Resp.
-func callerTypes(caller any) (req, resp reflect.Type, err error) {
+// Call(context.Context, Req) (Resp, error), or, when batching, a method
+// CallBatch(context.Context, []Req) ([]Resp, error), and returns Req and
+// Resp.
+func callerTypes(caller any, batching bool) (req, resp reflect.Type, err error) {
 	if caller == nil {
 		return nil, nil, errors.New("caller is nil")
+	}
+	if batching {
+		m, ok := reflect.TypeOf(caller).MethodByName("CallBatch")
+		if !ok {
+			return nil, nil, fmt.Errorf("caller %T has no method CallBatch(context.Context, []Req) ([]Resp, error), which WithItemsPerCall and WithBytesPerCall need", caller)
+		}
+		ft := m.Type // includes the receiver
+		if ft.NumIn() != 3 || ft.In(1) != contextType || ft.In(2).Kind() != reflect.Slice ||
+			ft.NumOut() != 2 || ft.Out(0).Kind() != reflect.Slice || ft.Out(1) != errorType {
+			return nil, nil, fmt.Errorf("caller %T: CallBatch has signature %v, want func(context.Context, []Req) ([]Resp, error)", caller, ft)
+		}
+		return ft.In(2).Elem(), ft.Out(0).Elem(), nil
 	}
 	m, ok := reflect.TypeOf(caller).MethodByName("Call")
 	if !ok {
@@ -87,6 +102,21 @@ func checkKeyFunc(k any, elem reflect.Type) error {
 	return nil
 }
 
+// checkCostFunc checks that k has a method Cost(E) int or
+// Cost(E) (int, error).
+func checkCostFunc(k any, elem reflect.Type) error {
+	m, ok := reflect.TypeOf(k).MethodByName("Cost")
+	if !ok {
+		return fmt.Errorf("cost function %T has no method Cost(%v) int", k, elem)
+	}
+	ft := m.Type
+	if ft.NumIn() != 2 || ft.In(1) != elem || ft.NumOut() < 1 || ft.NumOut() > 2 || ft.Out(0) != intType ||
+		ft.NumOut() == 2 && ft.Out(1) != errorType {
+		return fmt.Errorf("cost function %T: Cost has signature %v, want func(%v) int or func(%v) (int, error)", k, ft, elem, elem)
+	}
+	return nil
+}
+
 // PanicError is the error a call that panicked ends with. The element goes
 // to the Errors output with this message.
 type PanicError struct {
@@ -105,16 +135,28 @@ func (e *TimeoutError) Error() string {
 	return fmt.Sprintf("throttle: call did not return within the %v timeout", e.Timeout)
 }
 
-// invoker calls a user's caller with payload bytes.
+// invoker calls a user's caller with payload bytes: Call with one element,
+// or, when the transform batches (WithItemsPerCall, WithBytesPerCall),
+// CallBatch with the elements of one call.
 type invoker struct {
-	fast   clientcall.Caller[[]byte, []byte]
-	method reflect.Value
-	req    codec
-	resp   codec
+	fast      clientcall.Caller[[]byte, []byte]
+	fastBatch clientcall.BatchCaller[[]byte, []byte]
+	method    reflect.Value // Call, or CallBatch when batching
+	batching  bool
+	req       codec
+	resp      codec
 }
 
-func newInvoker(v reflect.Value, req, resp reflect.Type) *invoker {
-	iv := &invoker{req: newCodec(req), resp: newCodec(resp)}
+func newInvoker(v reflect.Value, req, resp reflect.Type, batching bool) *invoker {
+	iv := &invoker{req: newCodec(req), resp: newCodec(resp), batching: batching}
+	if batching {
+		if c, ok := v.Interface().(clientcall.BatchCaller[[]byte, []byte]); ok {
+			iv.fastBatch = c
+			return iv
+		}
+		iv.method = v.MethodByName("CallBatch")
+		return iv
+	}
 	if c, ok := v.Interface().(clientcall.Caller[[]byte, []byte]); ok {
 		iv.fast = c
 		return iv
@@ -138,34 +180,99 @@ func (iv *invoker) call(ctx context.Context, payload []byte) ([]byte, error) {
 	return iv.resp.encode(out[0].Interface())
 }
 
-// guardedCall is call turning a panic into a PanicError.
-func (iv *invoker) guardedCall(ctx context.Context, payload []byte) (resp []byte, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			resp, err = nil, &PanicError{Value: r}
+// callBatch makes one CallBatch for the payloads of items and returns one
+// response and one error per item (clientcall.SplitBatch). An item whose
+// payload cannot be decoded into the caller's request type fails alone and
+// is left out of the call.
+func (iv *invoker) callBatch(ctx context.Context, items []item) ([][]byte, []error) {
+	n := len(items)
+	if iv.fastBatch != nil {
+		payloads := make([][]byte, n)
+		for i := range items {
+			payloads[i] = items[i].Payload
 		}
-	}()
-	return iv.call(ctx, payload)
+		resps, err := iv.fastBatch.CallBatch(ctx, payloads)
+		return clientcall.SplitBatch(n, resps, err)
+	}
+	resps, errs := make([][]byte, n), make([]error, n)
+	reqs := reflect.MakeSlice(reflect.SliceOf(iv.req.t), 0, n)
+	var sent []int // the items in reqs, by index
+	for i := range items {
+		req, err := iv.req.decode(items[i].Payload)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		reqs = reflect.Append(reqs, req)
+		sent = append(sent, i)
+	}
+	if len(sent) == 0 {
+		return resps, errs
+	}
+	out := iv.method.Call([]reflect.Value{reflect.ValueOf(ctx), reqs})
+	var err error
+	if e := out[1].Interface(); e != nil {
+		err = e.(error)
+	}
+	got := make([][]byte, out[0].Len())
+	encErrs := make([]error, len(got))
+	for k := range got {
+		got[k], encErrs[k] = iv.resp.encode(out[0].Index(k).Interface())
+	}
+	gotResps, gotErrs := clientcall.SplitBatch(len(sent), got, err)
+	for k, i := range sent {
+		resps[i], errs[i] = gotResps[k], gotErrs[k]
+		if errs[i] == nil && k < len(encErrs) {
+			errs[i] = encErrs[k]
+		}
+	}
+	return resps, errs
 }
 
+// invoke makes the call of items: Call for its one element, or CallBatch,
+// turning a panic into a PanicError for every item.
+func (iv *invoker) invoke(ctx context.Context, items []item) (r callResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			r = callResult{err: &PanicError{Value: p}}
+		}
+	}()
+	if iv.batching {
+		r.resps, r.errs = iv.callBatch(ctx, items)
+		return r
+	}
+	r.resp, r.err = iv.call(ctx, items[0].Payload)
+	return r
+}
+
+// callResult is what became of one call: resp and err for one element (or
+// err for every element of a batch that failed as a whole: a panic or a
+// timeout), or, for a batched call, resps and errs, one per element.
 type callResult struct {
 	resp    []byte
 	err     error
+	resps   [][]byte
+	errs    []error
 	latency time.Duration
+}
+
+// of returns the response and error of the k-th element of the call.
+func (r *callResult) of(k int) ([]byte, error) {
+	if r.errs == nil {
+		return r.resp, r.err
+	}
+	return r.resps[k], r.errs[k]
 }
 
 // safeCall runs one call with a timeout, turning a panic into a PanicError
 // and a call that outlives its timeout into a TimeoutError. A timed-out
 // call's goroutine is abandoned, not killed: Go cannot stop it.
-func (iv *invoker) safeCall(ctx context.Context, timeout time.Duration, payload []byte) callResult {
+func (iv *invoker) safeCall(ctx context.Context, timeout time.Duration, items []item) callResult {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
 	ch := make(chan callResult, 1)
-	go func() {
-		resp, err := iv.guardedCall(ctx, payload)
-		ch <- callResult{resp: resp, err: err}
-	}()
+	go func() { ch <- iv.invoke(ctx, items) }()
 	var r callResult
 	select {
 	case r = <-ch:

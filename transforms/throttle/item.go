@@ -32,7 +32,13 @@ type item struct {
 	MessageID, AckID string
 	Attributes       map[string]string
 	Prior            int
+	// Cost is what a call for it is charged against the pacer and the
+	// shared quota (WithCost), in cost units; 0 means 1 (see cost).
+	Cost int64
 }
+
+// cost is the cost of it in cost units: at least 1.
+func (it *item) cost() int64 { return max(it.Cost, 1) }
 
 // message is the Message it came from (its payload as Data).
 func (it *item) message() Message {
@@ -48,13 +54,13 @@ func itemOf(m Message) item {
 // element of the keyed PCollection and the value of the queue's map state,
 // which a runner persists (Dataflow), so its encoding is versioned: a
 // change of layout gets a new version, and decodeBatch keeps reading the
-// old ones. Version 1 had no Message metadata.
-const batchVersion = 2
+// old ones. Version 1 had no Message metadata, version 2 no cost.
+const batchVersion = 3
 
 // encodeBatch is the coder of batch: the version, the item count, then per
 // item its payload (length-prefixed), its counters as varints and its last
-// failure, if any, and its Message metadata, if any. Payloads are copied
-// once, unchanged.
+// failure, if any, its Message metadata, if any, and its cost (0 for the
+// default cost of 1). Payloads are copied once, unchanged.
 func encodeBatch(b batch) ([]byte, error) {
 	size := 1 + binary.MaxVarintLen64
 	for i := range b.Items {
@@ -84,16 +90,17 @@ func encodeBatch(b batch) ([]byte, error) {
 		}
 		if it.MessageID == "" && it.AckID == "" && it.Attributes == nil && it.Prior == 0 {
 			out = append(out, 0)
-			continue
+		} else {
+			out = append(out, 1)
+			out = appendString(out, it.MessageID)
+			out = appendString(out, it.AckID)
+			out = binary.AppendVarint(out, int64(it.Prior))
+			out = binary.AppendUvarint(out, uint64(len(it.Attributes)))
+			for _, k := range slices.Sorted(maps.Keys(it.Attributes)) { // sorted: the same batch, the same bytes
+				out = appendString(appendString(out, k), it.Attributes[k])
+			}
 		}
-		out = append(out, 1)
-		out = appendString(out, it.MessageID)
-		out = appendString(out, it.AckID)
-		out = binary.AppendVarint(out, int64(it.Prior))
-		out = binary.AppendUvarint(out, uint64(len(it.Attributes)))
-		for _, k := range slices.Sorted(maps.Keys(it.Attributes)) { // sorted: the same batch, the same bytes
-			out = appendString(appendString(out, k), it.Attributes[k])
-		}
+		out = binary.AppendVarint(out, it.Cost)
 	}
 	return out, nil
 }
@@ -139,6 +146,9 @@ func decodeBatch(data []byte) (batch, error) {
 		}
 		if version >= 2 && r.byte() == 1 {
 			r.readMessage(it)
+		}
+		if version >= 3 {
+			it.Cost = r.varint()
 		}
 		if r.err != nil {
 			return batch{}, r.err

@@ -27,10 +27,13 @@ type keyFn struct {
 	MaxPayload  int
 	Seed        uint64
 	HasSeed     bool
+	Cost        userValue // WithCost's function, unless CostBytes
+	CostBytes   bool      // WithCost(ByteCost{}): the payload's size
 
 	codec   codec
 	message bool // the input is Message
 	key     reflect.Value
+	cost    reflect.Value
 	rng     *rand.Rand
 	buf     map[string]*batch
 }
@@ -44,6 +47,13 @@ func (f *keyFn) Setup() error {
 			return err
 		}
 		f.key = v.MethodByName("Key")
+	}
+	if f.Cost.set() {
+		v, err := f.Cost.instantiate()
+		if err != nil {
+			return err
+		}
+		f.cost = v.MethodByName("Cost")
 	}
 	if f.HasSeed {
 		f.rng = rand.New(rand.NewPCG(f.Seed, 0x6b6579))
@@ -79,6 +89,9 @@ func (f *keyFn) ProcessElement(ctx context.Context, elem beam.T, emit func(strin
 		return
 	}
 	k, err := f.keyOf(elem)
+	if err == nil {
+		it.Cost, err = f.costOf(elem, it.Payload)
+	}
 	if err != nil {
 		emitErr(badInput(it, err.Error(), now))
 		errorsCounter.Inc(ctx, 1)
@@ -116,6 +129,41 @@ func (f *keyFn) keyOf(elem any) (k string, err error) {
 	}()
 	return f.key.Call([]reflect.Value{reflect.ValueOf(elem)})[0].String(), nil
 }
+
+// costOf returns the cost of elem (payload is its encoding), 0 for the
+// default cost of 1, recovering from a panicking cost function.
+func (f *keyFn) costOf(elem any, payload []byte) (c int64, err error) {
+	switch {
+	case f.CostBytes:
+		return int64(len(payload)), nil
+	case !f.cost.IsValid():
+		return 0, nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("throttle: cost function panicked: %v", r)
+		}
+	}()
+	out := f.cost.Call([]reflect.Value{reflect.ValueOf(elem)})
+	if len(out) == 2 && !out[1].IsNil() {
+		return 0, fmt.Errorf("throttle: cost: %w", out[1].Interface().(error))
+	}
+	c = out[0].Int()
+	if c < 0 {
+		return 0, fmt.Errorf("throttle: cost function returned %d, want a cost >= 0", c)
+	}
+	return c, nil
+}
+
+// ByteCost, given to WithCost, charges each element the size of its payload
+// in bytes (the bytes of a []byte or string element, the Data of a Message,
+// the JSON of any other), for APIs whose quota counts bytes.
+type ByteCost struct{}
+
+// CallCost, given to WithCost, charges each call one unit however many
+// elements it takes, for quotas counted in requests when calls are batched
+// (WithItemsPerCall).
+type CallCost struct{}
 
 // badInput is the Errors record of an element that never reached a group.
 func badInput(it item, msg string, now time.Time) Record {

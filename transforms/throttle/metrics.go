@@ -21,6 +21,8 @@ const (
 	MetricBuffered        = "buffered"         // elements that reached a group's buffer
 	MetricPostponed       = "postponed"        // elements a firing left in the queue for a later one
 	MetricCallLatencyMs   = "call_latency_ms"  // a distribution: the caller's latency per call
+	MetricCalls           = "calls"            // calls made (Call, or CallBatch for several elements)
+	MetricCost            = "cost"             // cost units of the calls made (WithCost; 1 per element by default)
 )
 
 // The transform's Beam metrics, one for each name above.
@@ -35,6 +37,8 @@ var (
 	bufferedCounter        = beam.NewCounter(Namespace, MetricBuffered)
 	postponedCounter       = beam.NewCounter(Namespace, MetricPostponed)
 	latencyMs              = beam.NewDistribution(Namespace, MetricCallLatencyMs)
+	callsCounter           = beam.NewCounter(Namespace, MetricCalls)
+	costCounter            = beam.NewCounter(Namespace, MetricCost)
 
 	// throttlingMsecs is the counter Beam's Java and Python IOs use to tell
 	// Dataflow's autoscaler that time was spent throttled. The transform adds

@@ -107,6 +107,8 @@ const (
 	DefaultMaxAge        = 10 * time.Minute
 	DefaultCallTimeout   = 30 * time.Second
 	DefaultCallsInFlight = 1
+	// DefaultItemsPerCall is one element per call: the caller's Call.
+	DefaultItemsPerCall = 1
 	// DefaultMaxWait bounds nothing: an element waits in its group's queue
 	// until it can be sent. Streaming pipelines should set WithMaxWait (the
 	// pipeline's --max_wait does, to 10 minutes, for a subscription): see
@@ -140,6 +142,9 @@ type config struct {
 	MaxWait       time.Duration
 	Scope         Scope
 	Quota         QuotaConfig
+	ItemsPerCall  int
+	BytesPerCall  int
+	Cost          any
 
 	// windowOptions names the options that chose the window
 	// (WithResetInterval, WithSlidingWindow), for validate.
@@ -158,6 +163,7 @@ func defaultConfig() config {
 		CallTimeout:   DefaultCallTimeout,
 		CallsInFlight: DefaultCallsInFlight,
 		BufferBatch:   bufferBatch,
+		ItemsPerCall:  DefaultItemsPerCall,
 	}
 }
 
@@ -266,6 +272,12 @@ func (c config) validate() error {
 	}
 	if c.MaxPayload < 0 {
 		bad("WithMaxPayloadBytes", "must be >= 0, got %d", c.MaxPayload)
+	}
+	if c.ItemsPerCall < 1 || c.ItemsPerCall > MaxItemsPerCall {
+		bad("WithItemsPerCall", "must be in [1, %d], got %d", MaxItemsPerCall, c.ItemsPerCall)
+	}
+	if c.BytesPerCall < 0 {
+		bad("WithBytesPerCall", "must be >= 0, got %d", c.BytesPerCall)
 	}
 	if _, err := ParseStrategy(string(c.Strategy)); err != nil {
 		errs = append(errs, err)
@@ -421,3 +433,43 @@ func WithMaxBuffered(n int) Option { return func(c *config) { c.MaxBuffered = n 
 // element is tried and the job takes as long as the quota needs. Set it for
 // streaming inputs, to bound latency and the backlog.
 func WithMaxWait(d time.Duration) Option { return func(c *config) { c.MaxWait = d } }
+
+// MaxItemsPerCall bounds WithItemsPerCall.
+const MaxItemsPerCall = 100_000
+
+// WithItemsPerCall packs up to n elements of a group into one call of the
+// caller's CallBatch (clientcall.BatchCaller), for APIs that take several
+// items per request (DLP, Translation, embeddings). 1, the default, calls
+// Call once per element. With n > 1 the caller must implement
+// clientcall.BatchCaller for the same request and response types; outcomes
+// are still routed per element (see clientcall.BatchCaller for partial
+// failures). A call takes the oldest elements of a firing in order, so
+// WithBatchSize should be at least n.
+func WithItemsPerCall(n int) Option { return func(c *config) { c.ItemsPerCall = n } }
+
+// WithBytesPerCall bounds the payload bytes of one batched call: a call
+// takes elements while their payloads add up to at most n bytes (an element
+// larger than n on its own is sent alone). 0, the default, means no bound.
+// Like WithItemsPerCall, it needs a caller implementing
+// clientcall.BatchCaller.
+func WithBytesPerCall(n int) Option { return func(c *config) { c.BytesPerCall = n } }
+
+// WithCost charges each element a cost (tokens, bytes, items) instead of
+// one unit: the pacer paces cost units per second and the shared quota
+// (WithQuota) is taken in cost units (Redis's AllowN, Envoy's hits_addend),
+// so a quota stated in tokens per minute holds whatever the elements' sizes.
+// A batched call costs the sum of its elements. k must be a value of a
+// registered type (configured by exported fields, not a closure) with a
+// method
+//
+//	Cost(elem E) int  or  Cost(elem E) (int, error)
+//
+// where E is the input element type (Message for Message inputs). Costs
+// below 1 are charged as 1; an error, a negative cost or a panic sends the
+// element to Errors with its payload. ByteCost charges the payload's size,
+// and CallCost one unit per call however many elements it takes. By default
+// every element costs 1. The SRE mode counts calls and ignores costs.
+func WithCost(k any) Option { return func(c *config) { c.Cost = k } }
+
+// batching reports whether calls take several elements (CallBatch).
+func (c config) batching() bool { return c.ItemsPerCall > 1 || c.BytesPerCall > 0 }

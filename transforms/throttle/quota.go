@@ -189,25 +189,28 @@ type permitPool struct {
 	logged  time.Time // last error logged (one line a minute at most)
 }
 
-// permit reserves one permit at now, asking the quota for want (at least 1)
-// when the pool is empty. It returns ok, or when to ask again. On an error
-// of the service it fails open (ok) or closed (wait a while), as
+// permit reserves cost permits at now (a call's cost, in cost units),
+// asking the quota for want (at least what is missing) when the pool holds
+// fewer. Permits granted short of cost stay in the pool for the next ask,
+// so a call costing more than the quota grants at once (Redis's burst) is
+// sent once enough have come. It returns ok, or when to ask again. On an
+// error of the service it fails open (ok) or closed (wait a while), as
 // configured.
-func (p *permitPool) permit(ctx context.Context, now time.Time, want int, retry time.Duration) (ok bool, retryAt time.Time) {
+func (p *permitPool) permit(ctx context.Context, now time.Time, cost, want int, retry time.Duration) (ok bool, retryAt time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.have > 0 && !p.lapse.IsZero() && !now.Before(p.lapse) {
 		quotaLapsed.Inc(ctx, int64(p.have))
 		p.have = 0
 	}
-	if p.have > 0 {
-		p.have--
+	if p.have >= cost {
+		p.have -= cost
 		return true, time.Time{}
 	}
 	if now.Before(p.retryAt) {
 		return false, p.retryAt
 	}
-	want = max(want, 1)
+	want = max(want, cost) - p.have
 	tctx, cancel := context.WithTimeout(ctx, p.timeout())
 	g, err := p.q.Take(tctx, p.cfg.Key, want, now)
 	cancel()
@@ -234,11 +237,14 @@ func (p *permitPool) permit(ctx context.Context, now time.Time, want int, retry 
 			p.retryAt = now.Add(retry)
 		}
 	}
-	if g.Granted == 0 {
+	if g.Granted > 0 {
+		p.have += g.Granted
+		p.lapse = p.windowEnd(now)
+	}
+	if p.have < cost {
 		return false, p.retryAt
 	}
-	p.have = g.Granted - 1
-	p.lapse = p.windowEnd(now)
+	p.have -= cost
 	return true, time.Time{}
 }
 
@@ -251,10 +257,10 @@ func (p *permitPool) windowEnd(now time.Time) time.Time {
 	return time.Time{}
 }
 
-// unspend returns a permit reserved by permit and not used.
-func (p *permitPool) unspend() {
+// unspend returns the cost permits reserved by permit and not used.
+func (p *permitPool) unspend(cost int) {
 	p.mu.Lock()
-	p.have++
+	p.have += cost
 	p.mu.Unlock()
 }
 

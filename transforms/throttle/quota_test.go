@@ -152,7 +152,7 @@ func TestPermitsLapse(t *testing.T) {
 	}
 	for i, s := range steps {
 		before := p.lapse
-		ok, _ := p.permit(ctx, s.at, s.want, time.Second)
+		ok, _ := p.permit(ctx, s.at, 1, s.want, time.Second)
 		if !ok {
 			t.Fatalf("step %d: no permit", i)
 		}
@@ -193,5 +193,48 @@ func TestQuotaConfigValidate(t *testing.T) {
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%+v: %v, want an error containing %q", tc.q, err, tc.want)
 		}
+	}
+}
+
+// TestPermitCosts: a call is charged its cost in permits; one that costs
+// more than Redis grants at once (its burst) gathers them over several
+// asks, keeping what it got, and is let through once it has them all;
+// permits it did not spend go back with unspend.
+func TestPermitCosts(t *testing.T) {
+	rd := services.StartRedis(t)
+	cfg := QuotaConfig{Backend: RedisQuota, Addr: rd.Addr, Key: "cost-" + uuid.NewString(), Rate: "200/s", Burst: 10}
+	q, err := cfg.newQuota()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.(io.Closer).Close()
+	p := &permitPool{cfg: cfg, q: q}
+	ctx := context.Background()
+	if ok, _ := p.permit(ctx, time.Now(), 4, 4, time.Second); !ok || p.have != 0 {
+		t.Fatalf("cost 4 within the burst: ok %v with %d left, want ok with 0", ok, p.have)
+	}
+	asks := 0
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		asks++
+		ok, retryAt := p.permit(ctx, time.Now(), 25, 25, 10*time.Millisecond)
+		if ok {
+			break
+		}
+		if p.have >= 25 || time.Now().After(deadline) {
+			t.Fatalf("not granted a cost of 25 with %d permits held", p.have)
+		}
+		time.Sleep(max(time.Until(retryAt), time.Millisecond))
+	}
+	if asks < 3 || p.have > 10 {
+		t.Errorf("cost 25 with a burst of 10: granted after %d asks with %d left over, want at least 3 asks and at most 10 left", asks, p.have)
+	}
+	left := p.have
+	p.unspend(25)
+	if p.have != left+25 {
+		t.Errorf("unspend(25): %d held, want %d", p.have, left+25)
+	}
+	if ok, _ := p.permit(ctx, time.Now(), 25, 25, time.Second); !ok || p.have != left {
+		t.Errorf("spending unspent permits: ok %v with %d left, want ok with %d, without asking", ok, p.have, left)
 	}
 }

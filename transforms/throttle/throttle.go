@@ -85,7 +85,13 @@ type Outputs struct {
 //
 //	Call(ctx context.Context, req Req) (Resp, error)
 //
-// that is, it implements clientcall.Caller[Req, Resp]. If it also implements
+// that is, it implements clientcall.Caller[Req, Resp]. With WithItemsPerCall
+// or WithBytesPerCall it must instead (or also) have
+//
+//	CallBatch(ctx context.Context, reqs []Req) ([]Resp, error)
+//
+// (clientcall.BatchCaller[Req, Resp]), called with several elements at
+// once. If it also implements
 // clientcall.Setupper or clientcall.Teardowner, those hooks run once per
 // worker instance. Outputs.Success is a PCollection<Resp>; the other three
 // are PCollection<Record>.
@@ -131,7 +137,7 @@ func TryAdaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) 
 		return Outputs{}, fmt.Errorf("input must not be a KV or CoGBK, got %v", in.Type())
 	}
 	elemT := in.Type().Type()
-	reqT, respT, err := callerTypes(caller)
+	reqT, respT, err := callerTypes(caller, cfg.batching())
 	if err != nil {
 		return Outputs{}, err
 	}
@@ -152,7 +158,22 @@ func TryAdaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) 
 	if err != nil {
 		return Outputs{}, err
 	}
-	var keyV, classV userValue
+	var keyV, classV, costV userValue
+	var costBytes, costPerCall bool
+	switch cfg.Cost.(type) {
+	case nil:
+	case ByteCost, *ByteCost:
+		costBytes = true
+	case CallCost, *CallCost:
+		costPerCall = true
+	default:
+		if err := checkCostFunc(cfg.Cost, elemT); err != nil {
+			return Outputs{}, err
+		}
+		if costV, err = newUserValue(cfg.Cost); err != nil {
+			return Outputs{}, err
+		}
+	}
 	if cfg.KeyFunc != nil {
 		if err := checkKeyFunc(cfg.KeyFunc, elemT); err != nil {
 			return Outputs{}, err
@@ -179,6 +200,8 @@ func TryAdaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) 
 		MaxPayload:  cfg.MaxPayload,
 		Seed:        cfg.Seed,
 		HasSeed:     cfg.HasSeed,
+		Cost:        costV,
+		CostBytes:   costBytes,
 	}, global)
 	okBytes, ct, st, errs := beam.ParDo4(s, &throttleFn{
 		Flush:         timers.InProcessingTime("flush"),
@@ -203,6 +226,9 @@ func TryAdaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) 
 		ID:            uuid.NewString(),
 		Quota:         cfg.Quota,
 		Messages:      message,
+		ItemsPerCall:  cfg.ItemsPerCall,
+		BytesPerCall:  cfg.BytesPerCall,
+		CostPerCall:   costPerCall,
 	}, batches, beam.TypeDefinition{Var: beam.ZType, T: okT})
 
 	success := okBytes
