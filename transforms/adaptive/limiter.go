@@ -88,7 +88,7 @@ func (l *Limiter) WaitN(ctx context.Context, n int) (sent time.Time, err error) 
 		case Reject:
 			return time.Time{}, ErrRejected
 		}
-		t := time.NewTimer(d.RetryAt.Sub(time.Now()))
+		t := time.NewTimer(time.Until(d.RetryAt))
 		select {
 		case <-ctx.Done():
 			t.Stop()
