@@ -24,6 +24,7 @@ POST /admin/outage    ?status=503|429|0
 POST /admin/faults    ?latency=50ms&jitter=10ms&error_rate=0.3&item_error_rate=0.1
 POST /admin/reset     zero the stats
 POST /report          ?client_throttled=N
+POST /mark            ?label=TEXT (a vertical line on the chart at this second)
 GET  /healthz         health check
 GET  /                live chart of /stats (HTML page)
 GET  /help            this list
@@ -40,6 +41,7 @@ func (h *Handler) routes() {
 	mux.HandleFunc("POST /admin/faults", h.serveFaults)
 	mux.HandleFunc("POST /admin/reset", h.serveReset)
 	mux.HandleFunc("POST /report", h.serveReport)
+	mux.HandleFunc("POST /mark", h.serveMark)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "ok")
 	})
@@ -218,4 +220,18 @@ func (h *Handler) serveReport(w http.ResponseWriter, r *http.Request) {
 	}
 	h.ReportClientThrottled(n)
 	fmt.Fprintf(w, "client_throttled +%d\n", n)
+}
+
+func (h *Handler) serveMark(w http.ResponseWriter, r *http.Request) {
+	q, ok := params(w, r, "label")
+	if !ok {
+		return
+	}
+	label := q.Get("label")
+	if label == "" || len(label) > 200 {
+		badRequest(w, "parameter label: want 1 to 200 bytes")
+		return
+	}
+	h.Mark(label)
+	fmt.Fprintf(w, "marked %q\n", label)
 }

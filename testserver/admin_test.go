@@ -2,6 +2,8 @@ package testserver_test
 
 import (
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +43,10 @@ func TestAdminRejectsBadParams(t *testing.T) {
 		"/report",
 		"/report?client_throttled=-1",
 		"/report?client_throttled=x",
+		"/mark",
+		"/mark?label=",
+		"/mark?label=a&label=b",
+		"/mark?label=run&color=red",
 	} {
 		t.Run(target, func(t *testing.T) {
 			clock := newFakeClock()
@@ -55,7 +61,7 @@ func TestAdminRejectsBadParams(t *testing.T) {
 			}
 			// Nothing changed: the quota and the faults are as before.
 			after := h.Stats()
-			if after.Quota != before.Quota || after.Period != before.Period || after.Outage != 0 || after.ClientThrottled != 0 {
+			if after.Quota != before.Quota || after.Period != before.Period || after.Outage != 0 || after.ClientThrottled != 0 || len(after.Marks) != 0 {
 				t.Errorf("Stats() changed: got %+v, want %+v", after, before)
 			}
 			if got, want := serve(h, "POST", "/api", "x").status, http.StatusOK; got != want {
@@ -165,5 +171,34 @@ func TestAdminResetAndReport(t *testing.T) {
 	// Reset leaves the quota alone: it is still used up.
 	if got, want := serve(h, "POST", "/api", "x").status, http.StatusTooManyRequests; got != want {
 		t.Errorf("API after reset: got %d, want %d", got, want)
+	}
+}
+
+// Marks set through the Go method and POST /mark come back in Stats, at the
+// handler's clock, oldest first; the oldest are dropped beyond the limit,
+// and Reset clears them.
+func TestMarks(t *testing.T) {
+	clock := newFakeClock()
+	h := newHandler(t, testserver.Config{Now: clock.Now})
+	h.Mark("run 1")
+	clock.Advance(3 * time.Second)
+	if r := serve(h, "POST", "/mark?label=run+2", ""); r.status != http.StatusOK {
+		t.Fatalf("POST /mark: got %d %q, want 200", r.status, r.body)
+	}
+	t0 := clock.Now().Unix() - 3
+	want := []testserver.Mark{{T: t0, Label: "run 1"}, {T: t0 + 3, Label: "run 2"}}
+	if got := h.Stats().Marks; !slices.Equal(got, want) {
+		t.Errorf("Marks: got %+v, want %+v", got, want)
+	}
+	for i := range 150 {
+		h.Mark(strconv.Itoa(i))
+	}
+	got := h.Stats().Marks
+	if len(got) != 100 || got[0].Label != "50" || got[99].Label != "149" {
+		t.Errorf("after 152 marks: got %d, from %q to %q, want the newest 100, 50 to 149", len(got), got[0].Label, got[len(got)-1].Label)
+	}
+	h.Reset()
+	if got := h.Stats().Marks; len(got) != 0 {
+		t.Errorf("after Reset: got %d marks, want 0", len(got))
 	}
 }

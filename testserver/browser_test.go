@@ -69,6 +69,7 @@ func dumpDOM(t *testing.T, url string) string {
 type drawn struct {
 	ready                                             string
 	points, accepted, rejected, clientThrottled, errs int
+	marks                                             int
 	canvases                                          int
 	pollError                                         string
 }
@@ -108,6 +109,8 @@ func parseDrawn(t *testing.T, dom string) drawn {
 					d.clientThrottled = num()
 				case "data-errors":
 					d.errs = num()
+				case "data-marks":
+					d.marks = num()
 				case "data-error":
 					d.pollError = a.Val
 				}
@@ -159,6 +162,7 @@ func TestPageChartsStatsInChromium(t *testing.T) {
 		post(t, s.Endpoint(), http.StatusTooManyRequests)
 	}
 	post(t, s.URL+"/report?client_throttled=4", http.StatusOK)
+	post(t, s.URL+"/mark?label=run+1", http.StatusOK)
 
 	for _, tc := range []struct {
 		path       string
@@ -171,7 +175,7 @@ func TestPageChartsStatsInChromium(t *testing.T) {
 			got := parseDrawn(t, dumpDOM(t, s.URL+tc.path))
 			want := drawn{
 				ready:  "true",
-				points: tc.wantPoints, accepted: 3, rejected: 2, clientThrottled: 4, errs: 0,
+				points: tc.wantPoints, accepted: 3, rejected: 2, clientThrottled: 4, errs: 0, marks: 1,
 				canvases: 1,
 			}
 			if got != want {

@@ -34,6 +34,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -368,6 +369,7 @@ func (h *Handler) Stats() Stats {
 	s.Outage = h.outage
 	s.Clients = maps.Clone(h.rec.totals.Clients)
 	s.Series = append([]Second{}, h.rec.series...)
+	s.Marks = slices.Clone(h.rec.marks)
 	for i := range s.Series {
 		s.Series[i].Clients = maps.Clone(s.Series[i].Clients)
 	}
@@ -382,6 +384,16 @@ func (h *Handler) Reset() {
 	h.metrics.zero()
 	h.mu.Unlock()
 	h.cfg.Logger.Info("stats reset")
+}
+
+// Mark labels the current second, by the handler's clock, for the chart
+// page, which draws it as a vertical line with the label: the start of a
+// run, say. POST /mark?label=... does the same. The newest 100 marks are
+// kept until Reset.
+func (h *Handler) Mark(label string) {
+	h.mu.Lock()
+	h.rec.mark(h.cfg.Now(), label)
+	h.mu.Unlock()
 }
 
 // ReportClientThrottled adds n client-side throttles to the stats at the

@@ -70,7 +70,21 @@ type Stats struct {
 	// handler's clock) in which something was counted; at most the last
 	// hour is kept.
 	Series []Second `json:"series"`
+	// Marks are the labels set with Handler.Mark, oldest first; at most
+	// maxMarks are kept.
+	Marks []Mark `json:"marks,omitempty"`
 }
+
+// Mark labels a second of the series, such as the start of a run; the
+// chart page draws it as a vertical line.
+type Mark struct {
+	// T is the second, in Unix seconds.
+	T     int64  `json:"t"`
+	Label string `json:"label"`
+}
+
+// maxMarks is how many marks a Handler keeps, the newest.
+const maxMarks = 100
 
 // Second holds the counts of one second of a Stats series.
 type Second struct {
@@ -136,6 +150,7 @@ type answer struct {
 type recorder struct {
 	totals Stats    // only the counters are used
 	series []Second // sorted by T
+	marks  []Mark   // in the order set, at most maxMarks
 }
 
 // bucket returns the series entry for the second of now, adding it if
@@ -227,6 +242,14 @@ func addTo(m map[string]Counts, client string, a answer) map[string]Counts {
 	}
 	m[client] = c
 	return m
+}
+
+// mark adds a mark at now, dropping the oldest beyond maxMarks.
+func (r *recorder) mark(now time.Time, label string) {
+	r.marks = append(r.marks, Mark{T: now.Unix(), Label: label})
+	if len(r.marks) > maxMarks {
+		r.marks = append(r.marks[:0], r.marks[len(r.marks)-maxMarks:]...)
+	}
 }
 
 func (r *recorder) addClientThrottled(now time.Time, n int64) {

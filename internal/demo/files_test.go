@@ -25,7 +25,7 @@ func TestDemoWritesFewFiles(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir) // the demo writes under out/ unless --output_prefix is given
 	var out bytes.Buffer
-	if err := Run(context.Background(), *o, testConfig(&out)); err != nil {
+	if err := Run(context.Background(), *o, testConfig(&out, nil)); err != nil {
 		t.Fatalf("demo: %v\n%s", err, out.String())
 	}
 	outputs := []string{pipeline.OutSuccess, pipeline.OutClientThrottled, pipeline.OutServerThrottled,

@@ -7,6 +7,7 @@
 //   data-points           seconds on the chart (x values drawn)
 //   data-accepted, data-rejected, data-errors, data-client-throttled
 //                         sums of each series over the drawn seconds
+//   data-marks            marks (Handler.Mark, POST /mark) drawn as vertical lines
 //   data-ready="true"     set once a draw with data from /stats has happened
 //   data-error            the last polling error, removed after a success
 "use strict";
@@ -25,6 +26,7 @@
   const keys = ["accepted", "rejected", "client_throttled", "errors"];
   const dataAttrs = ["accepted", "rejected", "clientThrottled", "errors"];
   let fromStats = false; // whether the chart holds data from /stats yet
+  let marks = []; // the /stats marks: {t, label}
 
   const chart = new uPlot({
     width: chartWidth(),
@@ -38,10 +40,38 @@
       { label: "errors (500)", stroke: "#7f7f7f", width: 1 },
     ],
     axes: [{}, { label: "requests / s" }],
-    hooks: { draw: [recordDrawn] },
+    hooks: { draw: [drawMarks, recordDrawn] },
   }, [[], [], [], [], []], chartEl);
 
   window.addEventListener("resize", () => chart.setSize({ width: chartWidth(), height: 400 }));
+
+  // drawMarks draws each mark within the shown seconds as a dashed vertical
+  // line with its label at the top, and counts those drawn on <body>.
+  function drawMarks(u) {
+    const ctx = u.ctx;
+    const xs = u.data[0];
+    let drawn = 0;
+    ctx.save();
+    ctx.strokeStyle = "#1f4e9c";
+    ctx.fillStyle = "#1f4e9c";
+    ctx.lineWidth = 1.5 * devicePixelRatio;
+    ctx.setLineDash([4 * devicePixelRatio, 4 * devicePixelRatio]);
+    ctx.font = `${12 * devicePixelRatio}px system-ui, sans-serif`;
+    ctx.textBaseline = "top";
+    for (const m of marks) {
+      if (!xs.length || m.t < xs[0] || m.t > xs[xs.length - 1]) continue;
+      const x = Math.round(u.valToPos(m.t, "x", true));
+      ctx.beginPath();
+      ctx.moveTo(x, u.bbox.top);
+      ctx.lineTo(x, u.bbox.top + u.bbox.height);
+      ctx.stroke();
+      // Labels step down, so that those of close marks do not overlap.
+      ctx.fillText(" " + m.label, x, u.bbox.top + (2 + 15 * (drawn % 3)) * devicePixelRatio);
+      drawn++;
+    }
+    ctx.restore();
+    body.dataset.marks = String(drawn);
+  }
 
   // recordDrawn writes what the chart has just drawn onto <body>.
   function recordDrawn(u) {
@@ -91,6 +121,7 @@
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
       const stats = await res.json();
       fromStats = true;
+      marks = stats.marks || [];
       chart.setData(frame(stats));
       status.textContent = describe(stats);
       status.className = "";
