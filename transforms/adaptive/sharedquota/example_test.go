@@ -39,6 +39,38 @@ func ExampleRedis() {
 	fmt.Println(len(send), "now,", len(later), "at", g.RetryAt)
 }
 
+// Workers share 9 calls a second kept in Redis, as slots: each reserves
+// the slots of its pending calls (with their costs, in units of the rate),
+// sends each call on its slot and gives back the slots it did not use, so
+// that together they make one stream of calls spaced 1/9 s apart.
+func ExampleRedis_Reserve() {
+	q, err := sharedquota.NewRedis(sharedquota.RedisConfig{
+		Addr: "10.0.0.3:6379",
+		Rate: adaptive.Rate{N: 9, Per: time.Second}, // lead 20 ms, horizon 1 s
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer q.Close()
+
+	costs := []int{1, 1, 2, 1, 3, 2}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	r, err := q.Reserve(ctx, "translate", 10, time.Now())
+	if err != nil {
+		log.Print(err) // fail open or closed, as configured
+		return
+	}
+	at, used := r.Schedule(costs) // the calls that fit in the units granted
+	for i, t := range at {
+		time.Sleep(time.Until(t))
+		fmt.Println("send call", i) // the others wait for a later reservation
+	}
+	if _, err := q.Release(context.Background(), "translate", r, r.Granted-used, time.Now()); err != nil {
+		log.Print(err) // the slots lapse: idle quota, never a 429
+	}
+}
+
 // Envoy's rate-limit service, with the limit in its configuration under the
 // domain "beamthrottle" and the descriptor (quota=translate): a batch is
 // granted what the service's current window has left, and the permits lapse

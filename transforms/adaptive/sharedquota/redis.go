@@ -29,8 +29,16 @@ type RedisConfig struct {
 	// Rate is the quota: permits per second, minute, hour or any period.
 	Rate adaptive.Rate
 	// Burst is the most permits that can be granted at once after a quiet
-	// spell: the size of the GCRA's bucket. Zero means [DefaultBurst].
+	// spell: the size of the GCRA's bucket. Zero means [DefaultBurst]. It
+	// applies to Take only: the slots Reserve hands out are spaced at the
+	// rate, with no burst.
 	Burst int
+	// Lead and Horizon shape the slots Reserve hands out, as
+	// adaptive.SlotsConfig's fields of the same names do: a reservation
+	// starts Lead ahead of the server's now at the earliest, and its last
+	// slot starts Horizon ahead at the latest. Zero means
+	// adaptive.DefaultLead and adaptive.DefaultHorizon. Take ignores them.
+	Lead, Horizon time.Duration
 }
 
 // DefaultBurst returns the burst used when RedisConfig.Burst is zero: one
@@ -72,6 +80,12 @@ func DefaultBurst(r adaptive.Rate) int {
 // hair short, so the bucket is one unit (1/scale of a permit) larger than
 // Burst.
 //
+// Redis is also an [adaptive.Reserver]: Reserve hands out time slots of
+// the same Rate from a GCRA of its own, under the Redis key "slots:" + key,
+// so that every worker sends on its own slots and all of them together make
+// one evenly spaced stream (see [Redis.Reserve]). Take and Reserve do not
+// share their state: use one or the other for a key.
+//
 // Redis is safe for concurrent use. Create it with [NewRedis].
 type Redis struct {
 	lim    *redis_rate.Limiter
@@ -81,6 +95,8 @@ type Redis struct {
 	unit   time.Duration    // emission interval of one unit
 	client redis.UniversalClient
 	owned  bool // Close closes client
+
+	spacing, lead, horizon time.Duration // of Reserve's slots
 
 	mu     sync.Mutex
 	credit map[string]int // units granted by Redis and not yet by Take, per key
@@ -100,6 +116,10 @@ func NewRedis(cfg RedisConfig) (*Redis, error) {
 	if cfg.Burst < 0 {
 		return nil, fmt.Errorf("sharedquota: Redis: Burst must not be negative, got %d", cfg.Burst)
 	}
+	lead, horizon, err := slotWindow(cfg.Lead, cfg.Horizon)
+	if err != nil {
+		return nil, err
+	}
 	if cfg.Client == nil && cfg.Addr == "" {
 		return nil, errors.New("sharedquota: Redis: Addr or Client is required")
 	}
@@ -117,12 +137,15 @@ func NewRedis(cfg RedisConfig) (*Redis, error) {
 		// a full bucket a hair short of its size, and it truncates what it
 		// grants, so a bucket of exactly burst·scale units would grant one
 		// unit less than a burst, a permit short.
-		limit:  redis_rate.Limit{Rate: cfg.Rate.N * scale, Period: cfg.Rate.Per, Burst: burst*scale + 1},
-		scale:  scale,
-		burst:  burst,
-		unit:   cfg.Rate.Per / time.Duration(cfg.Rate.N*scale),
-		client: cfg.Client,
-		credit: make(map[string]int),
+		limit:   redis_rate.Limit{Rate: cfg.Rate.N * scale, Period: cfg.Rate.Per, Burst: burst*scale + 1},
+		scale:   scale,
+		burst:   burst,
+		unit:    cfg.Rate.Per / time.Duration(cfg.Rate.N*scale),
+		client:  cfg.Client,
+		credit:  make(map[string]int),
+		spacing: slotSpacing(cfg.Rate),
+		lead:    lead,
+		horizon: horizon,
 	}
 	if r.client == nil {
 		r.client = redis.NewClient(&redis.Options{

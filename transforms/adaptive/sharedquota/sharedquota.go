@@ -4,13 +4,17 @@
 //
 //   - [Redis]: the GCRA of github.com/go-redis/redis_rate over any Redis,
 //     Memorystore included, with partial grants and a rate per second, minute
-//     or hour.
+//     or hour. It is also an [adaptive.Reserver]: Reserve hands out time
+//     slots, so that every worker sends on its own and all of them together
+//     make one evenly spaced stream.
 //   - [Envoy]: a client of Envoy's rate-limit service (RLS v3
 //     ShouldRateLimit), whose limits live in the service's configuration.
 //
 // adaptive.NoQuota is the third choice: no shared quota.
 //
-// Every Take is one round trip at most. Errors (service unreachable, answer
+// Envoy's service counts hits in windows and cannot reserve slots.
+//
+// Every Take, Reserve and Release is one round trip at most. Errors (service unreachable, answer
 // later than ctx's deadline) are returned, wrapped, for the caller to fail
 // open or closed; errors.Is finds context.DeadlineExceeded and
 // context.Canceled in them.

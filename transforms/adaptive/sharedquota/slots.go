@@ -1,0 +1,118 @@
+package sharedquota
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
+)
+
+// The scripts of Reserve and Release, sent with EVALSHA, and with EVAL
+// when the server does not have them yet (go-redis's Script.Run). They use
+// plain commands (TIME, GET, SET, DEL), as redis_rate's do, so they run
+// unchanged on Memorystore.
+var (
+	//go:embed slots_reserve.lua
+	reserveLua    string
+	reserveScript = redis.NewScript(reserveLua)
+	//go:embed slots_release.lua
+	releaseLua    string
+	releaseScript = redis.NewScript(releaseLua)
+)
+
+// slotsPrefix begins the Redis keys of Reserve's TATs, apart from
+// redis_rate's ("rate:") for Take.
+const slotsPrefix = "slots:"
+
+// slotSpacing returns the time between the slots of r, its period ÷ its
+// count rounded up to the nanosecond, as adaptive.Slots spaces them.
+func slotSpacing(r adaptive.Rate) time.Duration {
+	d := r.Per / time.Duration(r.N)
+	if r.Per%time.Duration(r.N) != 0 {
+		d++
+	}
+	return d
+}
+
+// slotWindow returns the lead and the horizon of Reserve's slots, zeros
+// replaced by adaptive's defaults, or an error if they are negative or the
+// horizon comes before the lead (nothing could ever be reserved), as
+// adaptive.NewSlots refuses them.
+func slotWindow(lead, horizon time.Duration) (time.Duration, time.Duration, error) {
+	if lead < 0 || horizon < 0 {
+		return 0, 0, fmt.Errorf("sharedquota: Redis: Lead and Horizon must not be negative, got %v and %v", lead, horizon)
+	}
+	if lead == 0 {
+		lead = adaptive.DefaultLead
+	}
+	if horizon == 0 {
+		horizon = adaptive.DefaultHorizon
+	}
+	if horizon < lead {
+		return 0, 0, fmt.Errorf("sharedquota: Redis: Horizon %v must be at least Lead %v", horizon, lead)
+	}
+	return lead, horizon, nil
+}
+
+// Reserve reserves up to n units (cost units of the Rate) for key, in one
+// round trip, as [adaptive.Reserver] says, with the config's Lead and
+// Horizon; Burst does not apply. A Lua script runs the GCRA's reservation
+// on the server, on the server's clock (TIME), so that workers whose clocks
+// differ agree on the slots. It answers with the first slot as an offset
+// from the server's now, and Reserve places it on the caller's clock: the
+// server's now is taken to be now plus half the round trip, as NTP assumes.
+// The Stamp is where the reservation ends on the server's clock. The Redis
+// key expires when its TAT has passed (a TAT at or before now means the
+// same as none), so that keys used once do not stay.
+func (r *Redis) Reserve(ctx context.Context, key string, n int, now time.Time) (adaptive.Reservation, error) {
+	if n <= 0 {
+		return adaptive.Reservation{}, nil
+	}
+	sent := time.Now()
+	v, err := reserveScript.Run(ctx, r.client, []string{slotsPrefix + key},
+		int64(r.spacing), n, int64(r.lead), int64(r.horizon)).Int64Slice()
+	rtt := time.Since(sent)
+	if err != nil {
+		return adaptive.Reservation{}, wrap(ctx, err, "redis: reserving %d for %q", n, key)
+	}
+	if len(v) != 4 || v[1] < 0 || v[1] > int64(n) || v[3] < 0 || v[3] > 999 {
+		return adaptive.Reservation{}, fmt.Errorf("sharedquota: redis: reserving %d for %q: malformed answer %v", n, key, v)
+	}
+	start, granted := time.Duration(v[0]), int(v[1])
+	res := adaptive.Reservation{
+		First:   now.Add(rtt/2 + start),
+		Spacing: r.spacing,
+		Granted: granted,
+	}
+	if granted < n {
+		res.RetryAt = res.First.Add(time.Duration(granted)*r.spacing - r.horizon)
+	}
+	if granted > 0 {
+		res.Stamp = v[2]*1000 + v[3]
+	}
+	return res, nil
+}
+
+// Release gives back the last unused units of res, a reservation Reserve
+// made for key, in one round trip, as [adaptive.Reserver] says: a second
+// script moves the TAT back if it still stands at res's Stamp (a
+// compare-and-set), never before the server's now. now is not used.
+func (r *Redis) Release(ctx context.Context, key string, res adaptive.Reservation, unused int, _ time.Time) (int, error) {
+	unused = min(unused, res.Granted)
+	if unused <= 0 || res.Stamp <= 0 {
+		return 0, nil
+	}
+	back, err := releaseScript.Run(ctx, r.client, []string{slotsPrefix + key},
+		res.Stamp/1000, res.Stamp%1000, unused, int64(r.spacing)).Int()
+	if err != nil {
+		return 0, wrap(ctx, err, "redis: giving back %d for %q", unused, key)
+	}
+	if back < 0 || back > unused {
+		return 0, fmt.Errorf("sharedquota: redis: giving back %d for %q: malformed answer %d", unused, key, back)
+	}
+	return back, nil
+}
