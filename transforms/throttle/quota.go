@@ -57,7 +57,10 @@ type QuotaConfig struct {
 	Descriptors string
 	// FailOpen: when the service does not answer within Timeout, send
 	// anyway, limited by the adaptive throttle alone. Otherwise (fail
-	// closed) postpone until it answers.
+	// closed) postpone until it answers. Either way, once a round trip has
+	// failed, each worker decides at once without the service, asking it
+	// again only after a back-off (1 s, doubling to 10 s), one probe at a
+	// time, until it answers.
 	FailOpen bool
 	// Timeout bounds each round trip to the service; 0 means
 	// DefaultQuotaTimeout.
