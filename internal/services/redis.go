@@ -102,6 +102,48 @@ func (r *Redis) ping() error {
 	return nil
 }
 
+// Pause makes the server hang for its clients' scripts and writes (CLIENT
+// PAUSE ... WRITE) until Unpause: it still accepts connections and answers
+// reads, but holds every EVAL, EVALSHA (a GCRA's included) and write
+// without an answer, as a server busy with a slow command does. (ALL would
+// hold Unpause's command too.)
+func (r *Redis) Pause(t testing.TB) {
+	t.Helper()
+	if err := r.command("CLIENT PAUSE 3600000 WRITE"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Unpause makes a paused server answer again, the commands it held first.
+func (r *Redis) Unpause(t testing.TB) {
+	t.Helper()
+	if err := r.command("CLIENT UNPAUSE"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// command sends an inline command, on a connection of its own, and
+// expects +OK.
+func (r *Redis) command(cmd string) error {
+	c, err := net.DialTimeout("tcp", r.Addr, time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte(cmd + "\r\n")); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return fmt.Errorf("redis %s: %w", cmd, err)
+	}
+	if strings.TrimSpace(line) != "+OK" {
+		return fmt.Errorf("redis %s: answered %q", cmd, line)
+	}
+	return nil
+}
+
 // Kill stops the server at once (SIGKILL): its data is lost, as after a
 // crash. Clients see refused connections until Restart.
 func (r *Redis) Kill() { r.p.stop() }

@@ -1,7 +1,8 @@
 // Package services starts the real servers that the shared-quota tests talk
 // to, each as a child process on free loopback ports, and stops them when the
 // test ends: Debian's redis-server ([StartRedis]) and Envoy's rate-limit
-// service built from its Go module ([StartRateLimit]). There are no fakes: a
+// service built from its Go module ([StartRateLimit]); and, in process, a
+// server that accepts connections and never answers ([StartSilent]). There are no fakes: a
 // test that needs a server that is missing fails, naming the install step
 // (scripts/install-test-deps, which make test runs first); it never skips.
 //

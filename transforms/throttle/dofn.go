@@ -715,7 +715,8 @@ func (fr *firing) expiryDue() time.Time {
 // the call is postponed until the quota has more. The permits asked for at
 // once are what the policy would send until the end of the firing's wait
 // (Budgeter), or of the quota's window if it ends sooner, at most left, the
-// cost of the calls remaining.
+// cost of the calls remaining. While the quota's service is down, the pool
+// fails open or closed at once (see permitPool).
 func (fr *firing) decide(now time.Time, inFlight, cost, left int, deadline time.Time) adaptive.Decision {
 	f := fr.fn
 	if f.pool == nil {
@@ -734,14 +735,12 @@ func (fr *firing) decide(now time.Time, inFlight, cost, left int, deadline time.
 			want = min(want, max(n, cost))
 		}
 	}
-	ok, retryAt := f.pool.permit(fr.ctx, now, cost, want, firingWait(f.BatchInterval))
-	if !ok {
-		return adaptive.Decision{Verdict: adaptive.Postpone, RetryAt: retryAt}
+	perm := f.pool.permit(fr.ctx, now, cost, want, firingWait(f.BatchInterval))
+	if !perm.ok {
+		return adaptive.Decision{Verdict: adaptive.Postpone, RetryAt: perm.retryAt}
 	}
 	d := adaptive.DecideCost(f.policy, now, inFlight, cost)
-	if d.Verdict != adaptive.Send {
-		f.pool.unspend(cost)
-	}
+	f.pool.settle(fr.ctx, perm, d.Verdict == adaptive.Send)
 	return d
 }
 
@@ -921,7 +920,7 @@ func (f *throttleFn) report(ctx context.Context, t *tally, touch bool) {
 		throttlingMsecs.Inc(ctx, f.BatchInterval.Milliseconds())
 	}
 	if touch && f.pool != nil {
-		for _, c := range []beam.Counter{quotaRequests, quotaAllowed, quotaLimited, quotaErrors, quotaPermits} {
+		for _, c := range []beam.Counter{quotaRequests, quotaAllowed, quotaLimited, quotaErrors, quotaPermits, quotaDown, quotaFailedOpen} {
 			c.Inc(ctx, 0)
 		}
 	}

@@ -57,7 +57,10 @@ type QuotaConfig struct {
 	Descriptors string
 	// FailOpen: when the service does not answer within Timeout, send
 	// anyway, limited by the adaptive throttle alone. Otherwise (fail
-	// closed) postpone until it answers.
+	// closed) postpone until it answers. Either way, once a round trip has
+	// failed, each worker decides at once without the service, asking it
+	// again only after a back-off (1 s, doubling to 10 s), one probe at a
+	// time, until it answers.
 	FailOpen bool
 	// Timeout bounds each round trip to the service; 0 means
 	// DefaultQuotaTimeout.
@@ -153,23 +156,49 @@ func WithQuota(q QuotaConfig) Option { return func(c *config) { c.Quota = q } }
 // Metric names of the shared quota's Beam metrics (in Namespace), named as
 // those of Beam's EnvoyRateLimiter (Java, Python).
 const (
-	MetricQuotaRequests = "ratelimit-requests-total" // round trips to the quota service
-	MetricQuotaAllowed  = "ratelimit-allowed"        // round trips that granted every permit asked
-	MetricQuotaLimited  = "ratelimit-throttled"      // round trips that granted fewer
-	MetricQuotaErrors   = "ratelimit-rpc-errors"     // round trips that failed or timed out
-	MetricQuotaPermits  = "ratelimit-permits"        // permits granted
-	MetricQuotaLapsed   = "ratelimit-permits-lapsed" // permits unspent at the end of their window
+	MetricQuotaRequests   = "ratelimit-requests-total" // round trips to the quota service begun
+	MetricQuotaAllowed    = "ratelimit-allowed"        // round trips that granted every permit asked
+	MetricQuotaLimited    = "ratelimit-throttled"      // round trips that granted fewer
+	MetricQuotaErrors     = "ratelimit-rpc-errors"     // round trips that failed or timed out
+	MetricQuotaPermits    = "ratelimit-permits"        // permits granted
+	MetricQuotaLapsed     = "ratelimit-permits-lapsed" // permits unspent at the end of their window
+	MetricQuotaDown       = "ratelimit-service-down"   // times the service went down: a round trip failed after an answer, or first
+	MetricQuotaFailedOpen = "ratelimit-failed-open"    // calls sent without permits, the service being down
 )
 
 // The shared quota's Beam metrics, one for each name above.
 var (
-	quotaRequests = beam.NewCounter(Namespace, MetricQuotaRequests)
-	quotaAllowed  = beam.NewCounter(Namespace, MetricQuotaAllowed)
-	quotaLimited  = beam.NewCounter(Namespace, MetricQuotaLimited)
-	quotaErrors   = beam.NewCounter(Namespace, MetricQuotaErrors)
-	quotaPermits  = beam.NewCounter(Namespace, MetricQuotaPermits)
-	quotaLapsed   = beam.NewCounter(Namespace, MetricQuotaLapsed)
+	quotaRequests   = beam.NewCounter(Namespace, MetricQuotaRequests)
+	quotaAllowed    = beam.NewCounter(Namespace, MetricQuotaAllowed)
+	quotaLimited    = beam.NewCounter(Namespace, MetricQuotaLimited)
+	quotaErrors     = beam.NewCounter(Namespace, MetricQuotaErrors)
+	quotaPermits    = beam.NewCounter(Namespace, MetricQuotaPermits)
+	quotaLapsed     = beam.NewCounter(Namespace, MetricQuotaLapsed)
+	quotaDown       = beam.NewCounter(Namespace, MetricQuotaDown)
+	quotaFailedOpen = beam.NewCounter(Namespace, MetricQuotaFailedOpen)
 )
+
+// quotaTally counts what a permit pool did and has not reported to Beam
+// yet: a probe may end after the bundle that began it, so the next permit
+// reports it.
+type quotaTally struct {
+	requests, allowed, limited, errors, permits, lapsed, down int64
+}
+
+// report adds t to the Beam metrics of ctx's bundle.
+func (t quotaTally) report(ctx context.Context) {
+	for _, c := range []struct {
+		c beam.Counter
+		n int64
+	}{
+		{quotaRequests, t.requests}, {quotaAllowed, t.allowed}, {quotaLimited, t.limited},
+		{quotaErrors, t.errors}, {quotaPermits, t.permits}, {quotaLapsed, t.lapsed}, {quotaDown, t.down},
+	} {
+		if c.n != 0 {
+			c.c.Inc(ctx, c.n)
+		}
+	}
+}
 
 // permitPool holds the permits a worker took from the shared quota and has
 // not spent yet, for all the groups of a transform on the worker: a firing
@@ -178,60 +207,181 @@ var (
 // the next, of any group, so none is lost; except with a quota counted in
 // fixed windows (adaptive.Windowed), whose permits lapse at the end of their
 // window.
+//
+// The pool never holds its lock during a round trip to the service, and
+// makes one at a time (see breaker): while the service answers, a firing
+// that needs permits during another's round trip waits for its answer;
+// once a round trip fails (an error, or no answer within the timeout), the
+// service is down and every firing decides at once without it, failing
+// open or closed, until a probe, one per back-off, finds it answering
+// again. A probe runs in the background: the firing that starts it does
+// not wait for it either, and the permits it brings go to the pool.
+//
+// The zero value, with cfg and q set, is ready to use; it is safe for
+// concurrent use.
 type permitPool struct {
-	cfg QuotaConfig
-	q   adaptive.Quota
+	cfg   QuotaConfig
+	q     adaptive.Quota
+	clock func() time.Time // the wall clock of the back-off; nil means time.Now
 
-	mu      sync.Mutex
-	have    int       // permits granted and not spent
-	lapse   time.Time // when they lapse; zero if never
-	retryAt time.Time // the quota said: no permits before then
-	logged  time.Time // last error logged (one line a minute at most)
+	probes sync.WaitGroup // probes under way
+
+	mu       sync.Mutex
+	have     int           // permits granted and not spent
+	lapse    time.Time     // when they lapse; zero if never
+	retryAt  time.Time     // the quota said: no permits before then
+	health   breaker       // whether the service answers
+	answered chan struct{} // closed when the round trip under way ends; nil if none
+	tally    quotaTally    // not reported yet
+}
+
+// permission is a permit pool's answer to a call asking for permits.
+type permission struct {
+	ok      bool      // the call may be sent
+	paid    bool      // with cost permits of the quota, reserved until settle
+	cost    int       // the call's cost
+	retryAt time.Time // when not ok: when to ask again
 }
 
 // permit reserves cost permits at now (a call's cost, in cost units),
 // asking the quota for want (at least what is missing) when the pool holds
 // fewer. Permits granted short of cost stay in the pool for the next ask,
 // so a call costing more than the quota grants at once (Redis's burst) is
-// sent once enough have come. It returns ok, or when to ask again. On an
-// error of the service it fails open (ok) or closed (wait a while), as
-// configured.
-func (p *permitPool) permit(ctx context.Context, now time.Time, cost, want int, retry time.Duration) (ok bool, retryAt time.Time) {
+// sent once enough have come. It answers ok (paid: the permits are
+// reserved), or when to ask again. While the service is down it fails open
+// (ok, not paid) or closed (ask again after retry) at once, as configured.
+// Every permission that is ok is settled once the call is decided.
+func (p *permitPool) permit(ctx context.Context, now time.Time, cost, want int, retry time.Duration) permission {
+	var (
+		perm permission
+		note string // a change of the service's state, to log
+		warn bool
+	)
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.have > 0 && !p.lapse.IsZero() && !now.Before(p.lapse) {
-		quotaLapsed.Inc(ctx, int64(p.have))
-		p.have = 0
+	for {
+		if p.have > 0 && !p.lapse.IsZero() && !now.Before(p.lapse) {
+			p.tally.lapsed += int64(p.have)
+			p.have = 0
+		}
+		if p.have >= cost {
+			p.have -= cost
+			perm = permission{ok: true, paid: true, cost: cost}
+			break
+		}
+		if now.Before(p.retryAt) {
+			perm = permission{retryAt: p.retryAt}
+			break
+		}
+		ask := max(want, cost) - p.have
+		step := p.health.next(p.now())
+		if step == stepWait {
+			if !p.waitAnswer(ctx) {
+				perm = permission{retryAt: now.Add(retry)}
+				break
+			}
+			continue
+		}
+		if step == stepSkip {
+			perm = p.without(cost, now, retry)
+			break
+		}
+		p.answered = make(chan struct{})
+		p.tally.requests++
+		if step == stepProbe {
+			p.probes.Add(1)
+			go p.probe(context.WithoutCancel(ctx), ask, now, retry)
+			perm = p.without(cost, now, retry)
+			break
+		}
+		p.mu.Unlock()
+		g, err := p.take(ctx, ask, now)
+		p.mu.Lock()
+		if err != nil && ctx.Err() != nil { // the caller gave up, not the service
+			p.tally.errors++
+			p.health.abandon()
+			p.endRoundTrip()
+			perm = permission{retryAt: now.Add(retry)}
+			break
+		}
+		if note, warn = p.record(now, ask, retry, g, err); err != nil {
+			perm = p.without(cost, now, retry)
+			break
+		}
 	}
-	if p.have >= cost {
-		p.have -= cost
-		return true, time.Time{}
+	t := p.tally
+	p.tally = quotaTally{}
+	p.mu.Unlock()
+	t.report(ctx)
+	p.log(ctx, note, warn)
+	return perm
+}
+
+// waitAnswer waits, with p.mu held on entry and on return, for the round
+// trip under way to end. It reports false if ctx ended first.
+func (p *permitPool) waitAnswer(ctx context.Context) bool {
+	answered := p.answered
+	p.mu.Unlock()
+	defer p.mu.Lock()
+	select {
+	case <-answered:
+		return true
+	case <-ctx.Done():
+		return false
 	}
-	if now.Before(p.retryAt) {
-		return false, p.retryAt
+}
+
+// without answers a call for cost permits when the service is down: send
+// it without permits (failing open), or ask again after retry (closed).
+func (p *permitPool) without(cost int, now time.Time, retry time.Duration) permission {
+	if p.cfg.FailOpen {
+		return permission{ok: true, cost: cost}
 	}
-	want = max(want, cost) - p.have
-	tctx, cancel := context.WithTimeout(ctx, p.timeout())
-	g, err := p.q.Take(tctx, p.cfg.Key, want, now)
-	cancel()
-	quotaRequests.Inc(ctx, 1)
+	return permission{retryAt: now.Add(retry)}
+}
+
+// probe makes a round trip to check a service that was down, for ask
+// permits at now, and records its outcome; its counts are reported by the
+// next permit.
+func (p *permitPool) probe(ctx context.Context, ask int, now time.Time, retry time.Duration) {
+	defer p.probes.Done()
+	g, err := p.take(ctx, ask, now)
+	p.mu.Lock()
+	note, warn := p.record(now, ask, retry, g, err)
+	p.mu.Unlock()
+	p.log(ctx, note, warn)
+}
+
+// take makes one round trip to the service, bounded by the timeout.
+func (p *permitPool) take(ctx context.Context, n int, now time.Time) (adaptive.Grant, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.timeout())
+	defer cancel()
+	return p.q.Take(ctx, p.cfg.Key, n, now)
+}
+
+// record records, with p.mu held, the outcome of the round trip under way,
+// which asked for ask permits at now: the service's health, and the permits
+// granted (when fewer, no more are asked before the service's RetryAt, or
+// before retry if it gave none). It returns a line to log when the service went down or came
+// back (warn: it went down).
+func (p *permitPool) record(now time.Time, ask int, retry time.Duration, g adaptive.Grant, err error) (note string, warn bool) {
+	p.endRoundTrip()
 	if err != nil {
-		quotaErrors.Inc(ctx, 1)
-		if now.Sub(p.logged) >= time.Minute {
-			p.logged = now
-			log.Warnf(ctx, "throttle: shared quota (%s at %s) did not answer, failing %s: %v",
-				p.cfg.Backend, p.cfg.Addr, map[bool]string{true: "open", false: "closed"}[p.cfg.FailOpen], err)
+		p.tally.errors++
+		if !p.health.done(p.now(), false) {
+			return "", false
 		}
-		if p.cfg.FailOpen {
-			return true, time.Time{}
-		}
-		return false, now.Add(retry)
+		p.tally.down++
+		return fmt.Sprintf("throttle: shared quota (%s at %s) did not answer, failing %s without it and asking again in %v, then less often: %v",
+			p.cfg.Backend, p.cfg.Addr, map[bool]string{true: "open", false: "closed"}[p.cfg.FailOpen], p.health.backoff, err), true
 	}
-	quotaPermits.Inc(ctx, int64(g.Granted))
-	if g.Granted >= want {
-		quotaAllowed.Inc(ctx, 1)
+	if p.health.done(p.now(), true) {
+		note = fmt.Sprintf("throttle: shared quota (%s at %s) answers again", p.cfg.Backend, p.cfg.Addr)
+	}
+	p.tally.permits += int64(g.Granted)
+	if g.Granted >= ask {
+		p.tally.allowed++
 	} else {
-		quotaLimited.Inc(ctx, 1)
+		p.tally.limited++
 		p.retryAt = g.RetryAt
 		if !p.retryAt.After(now) {
 			p.retryAt = now.Add(retry)
@@ -241,11 +391,7 @@ func (p *permitPool) permit(ctx context.Context, now time.Time, cost, want int, 
 		p.have += g.Granted
 		p.lapse = p.windowEnd(now)
 	}
-	if p.have < cost {
-		return false, p.retryAt
-	}
-	p.have -= cost
-	return true, time.Time{}
+	return note, false
 }
 
 // windowEnd returns when permits granted at now lapse, or the zero Time if
@@ -257,11 +403,49 @@ func (p *permitPool) windowEnd(now time.Time) time.Time {
 	return time.Time{}
 }
 
-// unspend returns the cost permits reserved by permit and not used.
+// settle ends perm, once the policy decided whether to send the call:
+// permits reserved for a call not sent go back to the pool; a call sent
+// without permits (failing open) is counted.
+func (p *permitPool) settle(ctx context.Context, perm permission, sent bool) {
+	switch {
+	case perm.paid && !sent:
+		p.unspend(perm.cost)
+	case perm.ok && !perm.paid && sent:
+		quotaFailedOpen.Inc(ctx, 1)
+	}
+}
+
+// unspend returns cost permits reserved by permit and not used.
 func (p *permitPool) unspend(cost int) {
 	p.mu.Lock()
 	p.have += cost
 	p.mu.Unlock()
+}
+
+// endRoundTrip tells, with p.mu held, whoever waits for the round trip
+// under way that it ended.
+func (p *permitPool) endRoundTrip() {
+	close(p.answered)
+	p.answered = nil
+}
+
+// now reads the clock of the back-off.
+func (p *permitPool) now() time.Time {
+	if p.clock != nil {
+		return p.clock()
+	}
+	return time.Now()
+}
+
+// log logs note, if any: a warning if warn.
+func (p *permitPool) log(ctx context.Context, note string, warn bool) {
+	switch {
+	case note == "":
+	case warn:
+		log.Warn(ctx, note)
+	default:
+		log.Info(ctx, note)
+	}
 }
 
 func (p *permitPool) timeout() time.Duration {
@@ -302,19 +486,23 @@ func acquirePool(id string, cfg QuotaConfig) (*permitPool, error) {
 }
 
 // releasePool drops a reference to the pool of id, and closes its
-// connection with the last one.
+// connection with the last one, once its probe, if any, has ended.
 func releasePool(id string) {
 	pools.mu.Lock()
-	defer pools.mu.Unlock()
 	sp, ok := pools.m[id]
-	if !ok {
+	if ok {
+		sp.refs--
+	}
+	last := ok && sp.refs == 0
+	if last {
+		delete(pools.m, id)
+	}
+	pools.mu.Unlock()
+	if !last {
 		return
 	}
-	if sp.refs--; sp.refs > 0 {
-		return
-	}
-	delete(pools.m, id)
 	if c, ok := sp.p.q.(io.Closer); ok {
-		c.Close()
+		c.Close() // which ends a probe under way
 	}
+	sp.p.probes.Wait()
 }

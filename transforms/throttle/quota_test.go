@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
 	"github.com/beamthrottle/beamthrottle/internal/services"
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
 func init() {
@@ -87,18 +90,27 @@ func TestSharedQuota(t *testing.T) {
 }
 
 // TestSharedQuotaUnreachable: with the quota's service down (Redis, or
-// Envoy's rate-limit service, killed), failing open sends everything (the
-// adaptive throttle alone limits it) and counts the errors; failing closed
-// postpones everything until the max wait.
+// Envoy's rate-limit service, killed) or hung (a server that accepts
+// connections and never answers), failing open sends everything (the
+// adaptive throttle alone limits it) and failing closed postpones
+// everything until the max wait. Either way the pool asks the service a few
+// times (once, then once per back-off), not once per call or firing, and
+// counts the calls it sent without permits.
 func TestSharedQuotaUnreachable(t *testing.T) {
 	const n = 40
 	rd := services.StartRedis(t)
 	rls := services.StartRateLimit(t, rd.Addr, services.RateLimitConfig(t))
 	rls.Kill()
 	rd.Kill()
-	for _, backend := range []QuotaConfig{
-		{Backend: RedisQuota, Addr: rd.Addr, Rate: "10/s"},
-		{Backend: EnvoyQuota, Addr: rls.Addr, Domain: "beamthrottle"},
+	silent := services.StartSilent(t)
+	for _, backend := range []struct {
+		name string
+		q    QuotaConfig
+	}{
+		{"redis killed", QuotaConfig{Backend: RedisQuota, Addr: rd.Addr, Rate: "10/s"}},
+		{"envoy killed", QuotaConfig{Backend: EnvoyQuota, Addr: rls.Addr, Domain: "beamthrottle"}},
+		{"redis hung", QuotaConfig{Backend: RedisQuota, Addr: silent.Addr, Rate: "10/s"}},
+		{"envoy hung", QuotaConfig{Backend: EnvoyQuota, Addr: silent.Addr, Domain: "beamthrottle"}},
 	} {
 		for _, tc := range []struct {
 			open   bool
@@ -107,15 +119,29 @@ func TestSharedQuotaUnreachable(t *testing.T) {
 			{open: true, wantOK: n},
 			{open: false, wantOK: 0},
 		} {
-			t.Run(fmt.Sprintf("%s fail open %v", backend.Backend, tc.open), func(t *testing.T) {
-				q := backend
+			t.Run(fmt.Sprintf("%s fail open %v", backend.name, tc.open), func(t *testing.T) {
+				q := backend.q
 				q.Key, q.FailOpen, q.Timeout = "down", tc.open, 200*time.Millisecond
 				ok, res := quotaRun(t, n, q)
 				if ok != tc.wantOK {
 					t.Errorf("success %d, want %d", ok, tc.wantOK)
 				}
-				if got := counter(t, res, MetricQuotaErrors); got == 0 {
+				errs, reqs := counter(t, res, MetricQuotaErrors), counter(t, res, MetricQuotaRequests)
+				if errs == 0 {
 					t.Errorf("%s = 0, want the failed round trips", MetricQuotaErrors)
+				}
+				// Once, then once per back-off (1, 2, 4, 8, 10 s...) of the
+				// wall clock: 20 round trips would take the run 2 minutes.
+				if reqs > n/2 || errs > reqs {
+					t.Errorf("%s = %d with %d errors, want a few (at most %d), one per back-off", MetricQuotaRequests, reqs, errs, n/2)
+				}
+				if down := counter(t, res, MetricQuotaDown); down < 1 || down > reqs {
+					t.Errorf("%s = %d, want at least 1 and at most the %d round trips", MetricQuotaDown, down, reqs)
+				}
+				calls := counter(t, res, MetricCalls)
+				t.Logf("success %d, calls %d, round trips %d, errors %d, failed open %d", ok, calls, reqs, errs, counter(t, res, MetricQuotaFailedOpen))
+				if got := counter(t, res, MetricQuotaFailedOpen); got != calls {
+					t.Errorf("%s = %d, want every call (%d)", MetricQuotaFailedOpen, got, calls)
 				}
 			})
 		}
@@ -152,8 +178,7 @@ func TestPermitsLapse(t *testing.T) {
 	}
 	for i, s := range steps {
 		before := p.lapse
-		ok, _ := p.permit(ctx, s.at, 1, s.want, time.Second)
-		if !ok {
+		if perm := p.permit(ctx, s.at, 1, s.want, time.Second); !perm.ok {
 			t.Fatalf("step %d: no permit", i)
 		}
 		// A round trip that grants sets when its permits lapse.
@@ -210,21 +235,21 @@ func TestPermitCosts(t *testing.T) {
 	defer q.(io.Closer).Close()
 	p := &permitPool{cfg: cfg, q: q}
 	ctx := context.Background()
-	if ok, _ := p.permit(ctx, time.Now(), 4, 4, time.Second); !ok || p.have != 0 {
-		t.Fatalf("cost 4 within the burst: ok %v with %d left, want ok with 0", ok, p.have)
+	if perm := p.permit(ctx, time.Now(), 4, 4, time.Second); !perm.ok || p.have != 0 {
+		t.Fatalf("cost 4 within the burst: ok %v with %d left, want ok with 0", perm.ok, p.have)
 	}
 	asks := 0
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		asks++
-		ok, retryAt := p.permit(ctx, time.Now(), 25, 25, 10*time.Millisecond)
-		if ok {
+		perm := p.permit(ctx, time.Now(), 25, 25, 10*time.Millisecond)
+		if perm.ok {
 			break
 		}
 		if p.have >= 25 || time.Now().After(deadline) {
 			t.Fatalf("not granted a cost of 25 with %d permits held", p.have)
 		}
-		time.Sleep(max(time.Until(retryAt), time.Millisecond))
+		time.Sleep(max(time.Until(perm.retryAt), time.Millisecond))
 	}
 	if asks < 3 || p.have > 10 {
 		t.Errorf("cost 25 with a burst of 10: granted after %d asks with %d left over, want at least 3 asks and at most 10 left", asks, p.have)
@@ -234,7 +259,188 @@ func TestPermitCosts(t *testing.T) {
 	if p.have != left+25 {
 		t.Errorf("unspend(25): %d held, want %d", p.have, left+25)
 	}
-	if ok, _ := p.permit(ctx, time.Now(), 25, 25, time.Second); !ok || p.have != left {
-		t.Errorf("spending unspent permits: ok %v with %d left, want ok with %d, without asking", ok, p.have, left)
+	if perm := p.permit(ctx, time.Now(), 25, 25, time.Second); !perm.ok || p.have != left {
+		t.Errorf("spending unspent permits: ok %v with %d left, want ok with %d, without asking", perm.ok, p.have, left)
+	}
+}
+
+// countedQuota counts the round trips a permit pool makes to a real quota.
+type countedQuota struct {
+	adaptive.Quota
+	takes atomic.Int64
+}
+
+func (c *countedQuota) Take(ctx context.Context, key string, n int, now time.Time) (adaptive.Grant, error) {
+	c.takes.Add(1)
+	return c.Quota.Take(ctx, key, n, now)
+}
+
+// testClock is a clock that moves only when set.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) set(t time.Time) {
+	c.mu.Lock()
+	c.t = t
+	c.mu.Unlock()
+}
+
+// TestPermitPoolServiceHangs: when the quota's service hangs (a server that
+// accepts connections and never answers, as Redis or Envoy's rate-limit
+// service; a real Redis paused with CLIENT PAUSE), the pool asks it once,
+// then once per back-off (1 s, 2 s, 4 s, ... on the pool's clock) and one
+// probe at a time; every other ask is answered at once without it: granted
+// without permits when failing open, postponed by the retry when failing
+// closed. A probe that finds Redis answering again fills the pool.
+func TestPermitPoolServiceHangs(t *testing.T) {
+	silent := services.StartSilent(t)
+	rd := services.StartRedis(t)
+	for _, svc := range []struct {
+		name  string
+		q     QuotaConfig
+		pause bool // rd: pause it, and unpause it to check the pool finds it back
+	}{
+		{"silent redis", QuotaConfig{Backend: RedisQuota, Addr: silent.Addr, Rate: "100/s"}, false},
+		{"silent envoy", QuotaConfig{Backend: EnvoyQuota, Addr: silent.Addr, Domain: "beamthrottle"}, false},
+		{"paused redis", QuotaConfig{Backend: RedisQuota, Addr: rd.Addr, Rate: "100/s"}, true},
+	} {
+		for _, open := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s fail open %v", svc.name, open), func(t *testing.T) {
+				cfg := svc.q
+				cfg.Key, cfg.FailOpen, cfg.Timeout = "hang-"+uuid.NewString(), open, 100*time.Millisecond
+				q, err := cfg.newQuota()
+				if err != nil {
+					t.Fatal(err)
+				}
+				cq := &countedQuota{Quota: q}
+				t0 := time.Now()
+				clock := &testClock{t: t0}
+				p := &permitPool{cfg: cfg, q: cq, clock: clock.now}
+				defer func() {
+					q.(io.Closer).Close()
+					p.probes.Wait()
+				}()
+				if svc.pause {
+					rd.Pause(t)
+					defer rd.Unpause(t)
+				}
+				ctx := context.Background()
+				const retry = time.Second
+				// ask asks for a permit at d on both clocks, and checks it is
+				// answered without the service.
+				ask := func(d time.Duration) {
+					t.Helper()
+					now := t0.Add(d)
+					clock.set(now)
+					perm := p.permit(ctx, now, 1, 5, retry)
+					switch {
+					case perm.paid:
+						t.Errorf("at %v: paid with permits the service could not grant", d)
+					case open && !perm.ok:
+						t.Errorf("at %v: postponed until %v, want sent at once (fail open)", d, perm.retryAt.Sub(t0))
+					case !open && (perm.ok || !perm.retryAt.Equal(now.Add(retry))):
+						t.Errorf("at %v: ok %v, retry at %v, want postponed by %v (fail closed)", d, perm.ok, perm.retryAt.Sub(t0), retry)
+					}
+				}
+				// takes checks the round trips made so far, once the probe
+				// under way, if any, has ended.
+				takes := func(when string, want int64) {
+					t.Helper()
+					p.probes.Wait()
+					if got := cq.takes.Load(); got != want {
+						t.Errorf("%s: %d round trips to the service, want %d", when, got, want)
+					}
+				}
+				ask(0)
+				takes("first ask", 1)
+				for d := 20 * time.Millisecond; d < time.Second; d += 20 * time.Millisecond {
+					ask(d)
+				}
+				takes("49 asks within the first back-off (1 s)", 1)
+				for range 20 {
+					ask(time.Second)
+				}
+				takes("20 asks when the first back-off ends", 2)
+				ask(3*time.Second - time.Millisecond)
+				takes("within the second back-off (2 s)", 2)
+				ask(3 * time.Second)
+				ask(3 * time.Second)
+				takes("when the second back-off ends", 3)
+				ask(7*time.Second - time.Millisecond)
+				ask(7 * time.Second)
+				takes("when the third back-off (4 s) ends", 4)
+				if !svc.pause {
+					return
+				}
+				rd.Unpause(t)
+				// No probe is under way: a longer timeout, within which a busy
+				// machine's Redis answers.
+				p.cfg.Timeout = 10 * time.Second
+				ask(15*time.Second - time.Millisecond) // answering again, but not asked before its back-off ends
+				takes("within the fourth back-off (8 s), Redis back", 4)
+				ask(15 * time.Second) // the probe that finds it
+				takes("when the fourth back-off ends", 5)
+				now := t0.Add(15 * time.Second)
+				if perm := p.permit(ctx, now, 1, 5, retry); !perm.ok || !perm.paid {
+					t.Errorf("after the probe that found Redis: ok %v paid %v, want a permit of the probe's", perm.ok, perm.paid)
+				}
+				takes("a permit of the probe's", 5)
+			})
+		}
+	}
+}
+
+// TestPermitPoolHangConcurrent: groups asking at once while the quota's
+// service hangs make one round trip between them, not one each: those that
+// ask during it wait for its end (the service was up), then every ask is
+// answered without the service (failing open). A call let through so and
+// then not sent (the policy postponed it) gives back no permits, as it had
+// none. Run with -race.
+func TestPermitPoolHangConcurrent(t *testing.T) {
+	const groups, asks = 8, 25
+	silent := services.StartSilent(t)
+	cfg := QuotaConfig{Backend: RedisQuota, Addr: silent.Addr, Key: "hang", Rate: "100/s", FailOpen: true, Timeout: 100 * time.Millisecond}
+	q, err := cfg.newQuota()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cq := &countedQuota{Quota: q}
+	now := time.Now()
+	p := &permitPool{cfg: cfg, q: cq, clock: func() time.Time { return now }}
+	defer func() {
+		q.(io.Closer).Close()
+		p.probes.Wait()
+	}()
+	var wg sync.WaitGroup
+	var sent atomic.Int64
+	for range groups {
+		wg.Go(func() {
+			for i := range asks {
+				perm := p.permit(context.Background(), now, 1, 5, time.Second)
+				if perm.ok && !perm.paid {
+					sent.Add(1)
+				}
+				p.settle(context.Background(), perm, i%2 == 0) // the policy sends every other call
+			}
+		})
+	}
+	wg.Wait()
+	p.probes.Wait()
+	if got := cq.takes.Load(); got != 1 {
+		t.Errorf("%d round trips to the hung service, want 1", got)
+	}
+	if got := sent.Load(); got != groups*asks {
+		t.Errorf("%d asks let through without permits, want all %d", got, groups*asks)
+	}
+	if p.have != 0 {
+		t.Errorf("%d permits in the pool, want none: calls let through failing open had none to give back", p.have)
 	}
 }
