@@ -58,8 +58,14 @@ func Execute(ctx context.Context, p *pipepb.Pipeline, endpoint string, opt *JobO
 		}
 	} else if opt.Loopback {
 		// TODO(https://github.com/apache/beam/issues/27569: determine the canonical location for Beam temp files.
-		// In loopback mode, the binary is unused, so we can avoid an unnecessary compile step.
-		f, _ := os.CreateTemp(os.TempDir(), "beamloopbackworker-*")
+		// In loopback mode, the binary is unused, so we can avoid an unnecessary compile step:
+		// an empty placeholder is staged instead, and removed when Execute returns.
+		f, err := os.CreateTemp(os.TempDir(), "beamloopbackworker-*")
+		if err != nil {
+			return presult, errors.WithContext(err, "creating the loopback worker placeholder")
+		}
+		f.Close()
+		defer os.Remove(f.Name())
 		bin = f.Name()
 	} else {
 		log.Infof(ctx, "Using specified worker binary: '%v'", bin)

@@ -66,9 +66,11 @@ type Server struct {
 	mw *worker.MultiplexW
 }
 
-// NewServer acquires the indicated port.
+// NewServer acquires the indicated port on the loopback interface, the host
+// its Endpoint names: the job service and the workers' FnAPI services served
+// on it are unauthenticated, so they must not be reachable from the network.
 func NewServer(port int, execute func(*Job)) *Server {
-	lis, err := net.Listen("tcp", fmt.Sprintf(":%d", port))
+	lis, err := net.Listen("tcp", fmt.Sprintf("localhost:%d", port))
 	if err != nil {
 		panic(fmt.Sprintf("failed to listen: %v", err))
 	}
