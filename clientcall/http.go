@@ -285,8 +285,8 @@ func (h *HTTP) build() (*httpRuntime, error) {
 }
 
 // Call sends req as the request body and returns the response body, secrets
-// redacted (see [HTTP]). It sets up first if Setup has not been called. See [HTTP] for how answers map to
-// errors.
+// redacted (see [HTTP]). It sets up first if Setup has not been called. See
+// [HTTP] for how answers map to errors.
 func (h *HTTP) Call(ctx context.Context, req []byte) ([]byte, error) {
 	rt, err := h.runtime()
 	if err != nil {
@@ -348,8 +348,8 @@ func (rt *httpRuntime) statusError(resp *http.Response) error {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrainBytes))
 	body := string(excerpt)
 	if len(excerpt) == excerptReadBytes {
-		// The read limit may have cut a header value in two: its start
-		// would escape redaction.
+		// The read limit may have cut a secret in two: its start would
+		// escape redaction.
 		body = rt.secrets.partialSuffix(body)
 	}
 	e := &StatusError{
@@ -410,7 +410,7 @@ func (rt *httpRuntime) fail(parent, call context.Context, code int, prefix strin
 }
 
 // excerpt turns a response body into a short single-line message without
-// header values.
+// secrets.
 func (rt *httpRuntime) excerpt(body string) string {
 	s := rt.secrets.string(strings.ToValidUTF8(body, "\uFFFD"))
 	s = strings.TrimSpace(strings.Map(func(r rune) rune {

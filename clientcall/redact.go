@@ -63,6 +63,7 @@ func secretsOf(header http.Header, rawURL string) []string {
 // redacts nothing. Immutable.
 type redactor struct {
 	forms    []string          // every form of every secret, longest first
+	raw      [][]byte          // forms, as bytes
 	replacer *strings.Replacer // nil when forms is empty
 }
 
@@ -100,6 +101,7 @@ func newRedactor(secrets []string) redactor {
 	pairs := make([]string, 0, 2*len(r.forms))
 	for _, f := range r.forms {
 		pairs = append(pairs, f, redacted)
+		r.raw = append(r.raw, []byte(f))
 	}
 	r.replacer = strings.NewReplacer(pairs...)
 	return r
@@ -115,8 +117,8 @@ func (r redactor) string(s string) string {
 
 // bytes returns b with every secret replaced: b itself when it holds none.
 func (r redactor) bytes(b []byte) []byte {
-	for _, f := range r.forms {
-		if bytes.Contains(b, []byte(f)) {
+	for _, f := range r.raw {
+		if bytes.Contains(b, f) {
 			return []byte(r.replacer.Replace(string(b)))
 		}
 	}
