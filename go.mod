@@ -106,3 +106,8 @@ tool (
 	golang.org/x/vuln/cmd/govulncheck
 	honnef.co/go/tools/cmd/staticcheck
 )
+
+// Beam's Go SDK with two fixes to its embedded Prism runner (its job server
+// listened on every interface; each run left a file in the temp directory):
+// third_party/README.md, docs/upstream/prism-job-server-all-interfaces.md.
+replace github.com/apache/beam/sdks/v2 v2.77.0 => ./third_party/beam

@@ -17,8 +17,9 @@ import (
 )
 
 func ExampleHTTP() {
-	// A stand-in for the user's API: it echoes the body in upper case, and
-	// answers 429 once the quota of two calls is used up.
+	// A stand-in for the user's API: it echoes the body and the credential
+	// it was sent (which the caller redacts), and answers 429 once the quota
+	// of two calls is used up.
 	calls := 0
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls++
@@ -28,13 +29,13 @@ func ExampleHTTP() {
 			return
 		}
 		body, _ := io.ReadAll(r.Body)
-		fmt.Fprintf(w, "%s %s", r.Header.Get("X-Client"), body)
+		fmt.Fprintf(w, "%s, sent with %s", body, r.Header.Get("Authorization"))
 	}))
 	defer srv.Close()
 
 	h := &clientcall.HTTP{
 		URL:     srv.URL + "/api",
-		Headers: map[string]string{"X-Client": "example"},
+		Headers: map[string]string{"Authorization": "Bearer example-token"},
 		Timeout: 5 * time.Second,
 		// HeaderEnv: map[string]string{"Authorization": "API_TOKEN"}, // secrets come from the worker's environment
 	}
@@ -51,8 +52,8 @@ func ExampleHTTP() {
 		fmt.Printf("%s: %q %v %v\n", req, resp, clientcall.Classify(err), retry)
 	}
 	// Output:
-	// a: "example a" success 0s
-	// b: "example b" success 0s
+	// a: "a, sent with <redacted>" success 0s
+	// b: "b, sent with <redacted>" success 0s
 	// c: "" throttled 5s
 }
 

@@ -37,7 +37,7 @@ const (
 	// maxDrainBytes is how much of an unread body is discarded to keep the
 	// connection reusable; larger bodies cost the connection instead.
 	maxDrainBytes = 64 << 10
-	// minRedactLen is the shortest header value redacted from messages.
+	// minRedactLen is the shortest secret redacted (see newRedactor).
 	minRedactLen = 4
 	redacted     = "<redacted>"
 )
@@ -67,9 +67,18 @@ var setupMu sync.Mutex
 // lazily. Both are safe for concurrent use; all calls share one http.Client,
 // so connections are reused.
 //
-// Header values are never put in errors, logs or String's output, but values
-// in Headers are part of the serialised pipeline (the job graph); pass secrets
-// through HeaderEnv instead.
+// What may be a credential is redacted: the values of the headers (but
+// Accept, Accept-Encoding, Accept-Language, Content-Encoding,
+// Content-Language, Content-Type, Host and User-Agent), the user name and
+// password of URL (and the Authorization: Basic value net/http sends for
+// them) and the values of URL's query. They are never put in errors or in
+// String's output, and wherever an answer quotes one of them (as it is,
+// escaped in JSON or in a URL) it is replaced by "<redacted>", in the
+// responses Call and CallBatch return as in error messages, so an API that
+// echoes its requests does not carry them into outputs. Values shorter than
+// 4 bytes are not redacted. Values in Headers and URL are part of the
+// serialised pipeline (the job graph); pass secrets through HeaderEnv
+// instead.
 type HTTP struct {
 	// URL is the endpoint, http or https. Required.
 	URL string
@@ -121,7 +130,7 @@ type httpRuntime struct {
 	host     string      // Host header override, if any
 	timeout  time.Duration
 	maxBytes int64
-	secrets  []string // header values to redact from messages, longest first
+	secrets  redactor // what may be credentials (see secretsOf)
 	statusAt string   // ItemStatusField
 }
 
@@ -234,12 +243,6 @@ func (h *HTTP) build() (*httpRuntime, error) {
 		default:
 			rt.header.Set(name, value)
 		}
-		if len(value) >= minRedactLen {
-			rt.secrets = append(rt.secrets, value)
-		}
-		if _, token, ok := strings.Cut(value, " "); ok && len(token) >= minRedactLen {
-			rt.secrets = append(rt.secrets, token) // e.g. the token of "Bearer <token>"
-		}
 		return nil
 	}
 	for _, name := range slices.Sorted(maps.Keys(h.Headers)) {
@@ -262,7 +265,7 @@ func (h *HTTP) build() (*httpRuntime, error) {
 			return nil, err
 		}
 	}
-	slices.SortFunc(rt.secrets, func(a, b string) int { return len(b) - len(a) })
+	rt.secrets = newRedactor(secretsOf(rt.header, h.URL))
 	rt.batchHdr = rt.header.Clone()
 	if !userContentType {
 		rt.batchHdr.Set("Content-Type", "application/json")
@@ -281,9 +284,9 @@ func (h *HTTP) build() (*httpRuntime, error) {
 	return rt, nil
 }
 
-// Call sends req as the request body and returns the response body. It sets
-// up first if Setup has not been called. See [HTTP] for how answers map to
-// errors.
+// Call sends req as the request body and returns the response body, secrets
+// redacted (see [HTTP]). It sets up first if Setup has not been called. See
+// [HTTP] for how answers map to errors.
 func (h *HTTP) Call(ctx context.Context, req []byte) ([]byte, error) {
 	rt, err := h.runtime()
 	if err != nil {
@@ -293,7 +296,7 @@ func (h *HTTP) Call(ctx context.Context, req []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return a.body, nil
+	return rt.secrets.bytes(a.body), nil
 }
 
 // answer is a 2xx answer with its whole body.
@@ -345,9 +348,9 @@ func (rt *httpRuntime) statusError(resp *http.Response) error {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrainBytes))
 	body := string(excerpt)
 	if len(excerpt) == excerptReadBytes {
-		// The read limit may have cut a header value in two: its start
-		// would escape redaction.
-		body = rt.redactPartialSuffix(body)
+		// The read limit may have cut a secret in two: its start would
+		// escape redaction.
+		body = rt.secrets.partialSuffix(body)
 	}
 	e := &StatusError{
 		StatusCode: resp.StatusCode,
@@ -402,14 +405,14 @@ func (rt *httpRuntime) fail(parent, call context.Context, code int, prefix strin
 	default:
 		e.Message = err.Error()
 	}
-	e.Message = rt.redact(prefix + e.Message)
+	e.Message = rt.secrets.string(prefix + e.Message)
 	return e
 }
 
 // excerpt turns a response body into a short single-line message without
-// header values.
+// secrets.
 func (rt *httpRuntime) excerpt(body string) string {
-	s := rt.redact(strings.ToValidUTF8(body, "\uFFFD"))
+	s := rt.secrets.string(strings.ToValidUTF8(body, "\uFFFD"))
 	s = strings.TrimSpace(strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) {
 			return ' '
@@ -424,26 +427,6 @@ func (rt *httpRuntime) excerpt(body string) string {
 		cut--
 	}
 	return s[:cut] + "…"
-}
-
-// redactPartialSuffix redacts a trailing start of a secret, where a body
-// was cut.
-func (rt *httpRuntime) redactPartialSuffix(s string) string {
-	for _, secret := range rt.secrets {
-		for k := len(secret) - 1; k > 0; k-- {
-			if strings.HasSuffix(s, secret[:k]) {
-				return s[:len(s)-k] + redacted
-			}
-		}
-	}
-	return s
-}
-
-func (rt *httpRuntime) redact(s string) string {
-	for _, secret := range rt.secrets {
-		s = strings.ReplaceAll(s, secret, redacted)
-	}
-	return s
 }
 
 // String describes h without header values or URL query: header names are

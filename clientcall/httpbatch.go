@@ -30,7 +30,7 @@ import (
 // Answers:
 //   - 2xx whose body is a JSON array with exactly one entry per item sent:
 //     the k-th entry answers the k-th item sent, as its raw JSON bytes,
-//     unchanged. With ItemStatusField set, an entry that is a JSON object
+//     unchanged but for secrets, redacted as [HTTP] says. With ItemStatusField set, an entry that is a JSON object
 //     whose member of that name is a number of 300 or more fails its item
 //     with a [*StatusError]: StatusCode that number (any fraction dropped),
 //     Throttled and RetryAfter as for a whole answer with that status and the
@@ -105,7 +105,7 @@ func (h *HTTP) CallBatch(ctx context.Context, reqs [][]byte) ([][]byte, error) {
 				failItem(i, err)
 				continue
 			}
-			resps[i] = entry
+			resps[i] = rt.secrets.bytes(entry)
 		}
 	}
 	if errs != nil {
@@ -180,7 +180,7 @@ func (rt *httpRuntime) batchResponseError(a answer, err error) error {
 		StatusCode: a.code,
 		Method:     rt.method,
 		URL:        rt.display,
-		Message:    rt.redact(msg),
+		Message:    rt.secrets.string(msg),
 		Err:        ErrBatchResponse,
 	}
 }
@@ -336,5 +336,5 @@ func (rt *httpRuntime) excerptOf(body []byte) string {
 	if len(body) <= excerptReadBytes {
 		return rt.excerpt(string(body))
 	}
-	return rt.excerpt(rt.redactPartialSuffix(string(body[:excerptReadBytes])))
+	return rt.excerpt(rt.secrets.partialSuffix(string(body[:excerptReadBytes])))
 }

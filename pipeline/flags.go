@@ -164,8 +164,19 @@ func (o Options) Validate() error {
 		bad("url", "the http caller needs a URL")
 	}
 	if u := o.CallerOptions.URL; u != "" {
-		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-			bad("url", "want an http:// or https:// URL, got %q", u)
+		// The URL's user info and query may hold credentials: the messages
+		// do not quote it.
+		pu, err := url.Parse(u)
+		switch {
+		case err != nil:
+			if ue, ok := errors.AsType[*url.Error](err); ok {
+				err = ue.Err // url.Error's text holds the whole URL
+			}
+			bad("url", "not a valid URL: %v", err)
+		case pu.Scheme != "http" && pu.Scheme != "https":
+			bad("url", "want an http:// or https:// URL, got scheme %q", pu.Scheme)
+		case pu.Host == "":
+			bad("url", "want an http:// or https:// URL with a host")
 		}
 	}
 	if o.Caller != "" {

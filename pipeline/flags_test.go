@@ -48,6 +48,34 @@ func TestThrottleFlagsDefined(t *testing.T) {
 	}
 }
 
+// TestURLFlagErrors: a --url that is refused is not quoted back, since
+// its user info and query may hold credentials.
+func TestURLFlagErrors(t *testing.T) {
+	const secret = "planted-url-secret-5d0a"
+	for _, tc := range []struct{ url, want string }{
+		{"ftp://user:" + secret + "@h/x?token=" + secret, `--url: want an http:// or https:// URL, got scheme "ftp"`},
+		{"http://user:" + secret + "@h/%zz?token=" + secret, `--url: not a valid URL: invalid URL escape "%zz"`},
+		{"https:///x?token=" + secret, "--url: want an http:// or https:// URL with a host"},
+		{"https://user:" + secret + "@h/x?token=" + secret, ""},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			fs := flag.NewFlagSet("t", flag.ContinueOnError)
+			o := RegisterFlags(fs)
+			if err := fs.Parse([]string{"--generate=10", "--output_prefix=o/", "--url=" + tc.url}); err != nil {
+				t.Fatal(err)
+			}
+			err := o.Validate()
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tc.want {
+				t.Errorf("Validate() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 // TestThrottleFlagErrors: a throttle setting is checked by the throttle
 // layer alone, and Validate names the flag at fault, for every fault at
 // once.

@@ -4,17 +4,23 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+
+	"cloud.google.com/go/pubsub/v2/pstest"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
@@ -129,72 +135,15 @@ func TestSecretsNeverLeak(t *testing.T) {
 	ps := emulator(t, "dlq")
 	out := t.TempDir()
 
-	fset := flag.NewFlagSet("beamthrottle", flag.ContinueOnError)
-	o := RegisterFlags(fset)
-	if err := fset.Parse([]string{
+	args := []string{
 		"--name=secrets", "--generate=" + fmt.Sprint(n), "--url=" + backend.URL + "/api",
 		"--header=Authorization: Bearer " + bearer, "--header=X-Direct: " + direct, "--header_env=X-Api-Key=" + envVar,
 		"--groups=2", "--batch_size=50", "--batch_interval=50ms", "--call_timeout=200ms", "--calls_in_flight=10",
 		"--strategy=retry", "--max_attempts=2",
 		"--dead_letter_topic=dlq", "--dead_letter_errors", "--pubsub_emulator=" + ps.Addr, "--pubsub_project=" + project,
 		"--output_prefix=" + out + "/",
-	}); err != nil {
-		t.Fatal(err)
 	}
-	if err := o.Validate(); err != nil {
-		t.Fatal(err)
-	}
-
-	logs, stop := captureLogs(t)
-	prog := NewProgress(nil, 0)
-	defer prog.attach(o)()
-	p, s := beam.NewPipelineWithRoot()
-	_, err := Build(s, *o)
-	var res beam.PipelineResult
-	if err == nil {
-		res, err = beamx.RunWithMetrics(context.Background(), p)
-	}
-	stop()
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
-
-	// Everything the run produced, by where it came from.
-	haystacks := map[string]string{"logs": logs.String()}
-	sum := SummaryFrom(res)
-	var table strings.Builder
-	sum.WriteTable(&table, n)
-	haystacks["summary"] = table.String() + prog.Line(n)
-	var metrics strings.Builder
-	all := res.Metrics().AllMetrics()
-	for _, c := range all.Counters() {
-		fmt.Fprintf(&metrics, "%+v %d\n", c.Key, c.Result())
-	}
-	for _, d := range all.Distributions() {
-		fmt.Fprintf(&metrics, "%+v %+v\n", d.Key, d.Result())
-	}
-	for _, g := range all.Gauges() {
-		fmt.Fprintf(&metrics, "%+v %+v\n", g.Key, g.Result())
-	}
-	haystacks["metrics"] = metrics.String()
-	err = filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		haystacks[path] = string(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	msgs, err := pubsubio.Drain(context.Background(), project, "dlq-sub", ps.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, m := range msgs {
-		haystacks[fmt.Sprintf("dead letter %d", i)] = fmt.Sprintf("%s %s %v", m.Data, m.ID, m.Attributes)
-	}
+	o, sum, msgs, haystacks := runForSecrets(t, args, n, ps)
 
 	for where, text := range haystacks {
 		for _, secret := range secrets {
@@ -231,6 +180,74 @@ func TestSecretsNeverLeak(t *testing.T) {
 	}
 }
 
+// runForSecrets runs the binary's pipeline for args (its flags, with a
+// dead-letter topic "dlq" on ps) and returns its options, summary and dead
+// letters, and everything it produced, by where it came from: the logs
+// (see captureLogs), the summary table and progress line of n elements,
+// the metrics, every output file and every dead-letter message.
+func runForSecrets(t *testing.T, args []string, n int, ps *pstest.Server) (*Options, Summary, []pubsubio.Message, map[string]string) {
+	t.Helper()
+	fset := flag.NewFlagSet("beamthrottle", flag.ContinueOnError)
+	o := RegisterFlags(fset)
+	if err := fset.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+
+	logs, stop := captureLogs(t)
+	prog := NewProgress(nil, 0)
+	defer prog.attach(o)()
+	p, s := beam.NewPipelineWithRoot()
+	_, err := Build(s, *o)
+	var res beam.PipelineResult
+	if err == nil {
+		res, err = beamx.RunWithMetrics(context.Background(), p)
+	}
+	stop()
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+
+	haystacks := map[string]string{"logs": logs.String()}
+	sum := SummaryFrom(res)
+	var table strings.Builder
+	sum.WriteTable(&table, int64(n))
+	haystacks["summary"] = table.String() + prog.Line(int64(n))
+	var metrics strings.Builder
+	all := res.Metrics().AllMetrics()
+	for _, c := range all.Counters() {
+		fmt.Fprintf(&metrics, "%+v %d\n", c.Key, c.Result())
+	}
+	for _, d := range all.Distributions() {
+		fmt.Fprintf(&metrics, "%+v %+v\n", d.Key, d.Result())
+	}
+	for _, g := range all.Gauges() {
+		fmt.Fprintf(&metrics, "%+v %+v\n", g.Key, g.Result())
+	}
+	haystacks["metrics"] = metrics.String()
+	err = filepath.WalkDir(strings.TrimSuffix(o.OutputPrefix, "/"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		haystacks[path] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := pubsubio.Drain(context.Background(), project, "dlq-sub", ps.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range msgs {
+		haystacks[fmt.Sprintf("dead letter %d", i)] = fmt.Sprintf("%s %s %v", m.Data, m.ID, m.Attributes)
+	}
+	return o, sum, msgs, haystacks
+}
+
 // base64Run matches runs of base64 text (standard or URL alphabet).
 var base64Run = regexp.MustCompile(`[A-Za-z0-9+/_-]{16,}`)
 
@@ -261,4 +278,95 @@ func findEncoded(text, secret []byte, depth int) (string, int) {
 		}
 	}
 	return "", 0
+}
+
+// TestEchoedSecretsRedacted runs the binary's pipeline against an API that
+// echoes its requests, as httpbin does (headers, URL, query arguments and
+// body, in JSON), in every answer: 200 for some elements, 400 and 429 for
+// others. The caller is configured with secrets in every place it takes
+// them: --header, --header_env, the URL's user info (sent as an
+// Authorization: Basic header) and its query. None may appear, as it is or
+// base64-encoded, in an output file, a dead-letter message or a log line,
+// though the answers quoting them reach the success and error records.
+func TestEchoedSecretsRedacted(t *testing.T) {
+	const (
+		direct   = "planted-direct-2c71e9"
+		apiKey   = "planted-apikey-b05f3d"
+		user     = "planted-user-6ad214"
+		password = "planted-password-e83c07"
+		token    = "planted-token-19fa6b"
+		envVar   = "BEAMTHROTTLE_TEST_ECHO_KEY"
+		n        = 90
+	)
+	secrets := []string{direct, apiKey, user, password, token,
+		base64.StdEncoding.EncodeToString([]byte(user + ":" + password))}
+	t.Setenv(envVar, apiKey)
+	var calls atomic.Int64
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		body, _ := io.ReadAll(r.Body)
+		var req struct{ ID int }
+		json.Unmarshal(body, &req)
+		w.Header().Set("Content-Type", "application/json")
+		switch req.ID % 3 {
+		case 1:
+			w.WriteHeader(http.StatusBadRequest)
+		case 2:
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(http.StatusTooManyRequests)
+		}
+		// Error excerpts are short: the credentials first.
+		fmt.Fprintf(w, `{"authorization":%q,"url":%q,"args":`, r.Header.Get("Authorization"), r.URL)
+		json.NewEncoder(w).Encode(r.URL.Query())
+		fmt.Fprintf(w, `,"headers":`)
+		json.NewEncoder(w).Encode(r.Header)
+		fmt.Fprintf(w, `,"data":%q}`, body)
+	}))
+	defer backend.Close()
+	ps := emulator(t, "dlq")
+	url := strings.Replace(backend.URL, "://", "://"+user+":"+password+"@", 1) + "/anything?token=" + token + "&lang=en"
+
+	o, sum, msgs, haystacks := runForSecrets(t, []string{
+		"--name=echo", "--generate=" + fmt.Sprint(n), "--url=" + url,
+		"--header=X-Direct: " + direct, "--header_env=X-Api-Key=" + envVar,
+		"--groups=2", "--batch_size=50", "--batch_interval=50ms", "--strategy=retry", "--max_attempts=2",
+		"--dead_letter_topic=dlq", "--dead_letter_errors", "--pubsub_emulator=" + ps.Addr, "--pubsub_project=" + project,
+		"--output_prefix=" + t.TempDir() + "/",
+	}, n, ps)
+
+	for where, text := range haystacks {
+		for _, secret := range secrets {
+			if found, depth := findEncoded([]byte(text), []byte(secret), 3); found != "" {
+				t.Errorf("%s leaks planted secret %q (under %d layers of base64): …%s…", where, secret, depth, found)
+			}
+		}
+	}
+
+	// Every element is accounted for once, the echoes reached the records
+	// (redacted), and the dead letters are the failures.
+	success, errs := readLines(t, o.OutputPrefix, OutSuccess), readLines(t, o.OutputPrefix, OutErrors)
+	throttled := readLines(t, o.OutputPrefix, OutServerThrottled)
+	if sum.Total() != n || len(success) != n/3 || len(errs) != n/3 || int64(len(throttled))+sum.ClientThrottled != n/3 {
+		t.Errorf("summary %+v, %d success, %d error and %d server-throttled lines: want %d elements, a third in each",
+			sum, len(success), len(errs), len(throttled), n)
+	}
+	if len(msgs) != n-len(success) {
+		t.Errorf("%d dead letters, want the %d failures", len(msgs), n-len(success))
+	}
+	for _, l := range success {
+		resp, _ := json.Marshal(l["response"])
+		if !strings.Contains(string(resp), `"authorization":"Basic \u003credacted\u003e"`) || !strings.Contains(string(resp), `"lang":["en"]`) {
+			t.Errorf("success line %v: want the echo, its credentials redacted", l)
+			break
+		}
+	}
+	for _, l := range errs { // a throttled line says "Server returned HTTP response code: 429"
+		if !strings.Contains(l["error"].(string), `{"authorization":"Basic <redacted>","url":"/anything?token=<redacted>&lang=en"`) {
+			t.Errorf("failure line %v: want the echo, its credentials redacted", l)
+			break
+		}
+	}
+	if calls.Load() < n {
+		t.Errorf("the backend answered %d calls, want at least %d", calls.Load(), n)
+	}
 }

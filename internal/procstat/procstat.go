@@ -1,5 +1,6 @@
-// Package procstat reads figures about the running process that the Go
-// runtime does not report, for benchmarks and load reports.
+// Package procstat reads figures about processes that the Go runtime does
+// not report, for benchmarks, load reports and tests: peak memory, and the
+// addresses a process listens on.
 package procstat
 
 import (

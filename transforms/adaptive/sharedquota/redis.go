@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,6 +23,8 @@ type RedisConfig struct {
 	// fails fast, for the caller to fail open or closed: one dial attempt
 	// (2 s at most), one retry of a command whose connection broke, and
 	// reads and writes of 1 s at most; ctx's deadline bounds each Take too.
+	// go-redis then logs through log/slog's default logger, at warning
+	// level (see [NewRedis]).
 	Addr string
 	// Client, when set, is used instead of a client for Addr: for TLS,
 	// authentication or a cluster. Give it ContextTimeoutEnabled so that
@@ -109,6 +113,11 @@ const maxUnitRate = 1e5
 
 // NewRedis returns a Redis quota for cfg, or an error beginning
 // "sharedquota:" if cfg is invalid. It does not contact the server.
+//
+// When it makes the client (cfg.Client is nil), it routes go-redis's own log
+// lines ("redis: connection pool: failed to dial ...") through log/slog's
+// default logger, at warning level: go-redis has one logger for the whole
+// process (redis.SetLogger), which otherwise writes to stderr.
 func NewRedis(cfg RedisConfig) (*Redis, error) {
 	if err := cfg.Rate.Validate(); err != nil {
 		return nil, fmt.Errorf("sharedquota: Redis: %w", err)
@@ -148,6 +157,7 @@ func NewRedis(cfg RedisConfig) (*Redis, error) {
 		horizon: horizon,
 	}
 	if r.client == nil {
+		logRedisToSlog.Do(func() { redis.SetLogger(slogRedis{}) })
 		r.client = redis.NewClient(&redis.Options{
 			Addr:                  cfg.Addr,
 			ContextTimeoutEnabled: true,
@@ -211,4 +221,16 @@ func (r *Redis) Close() error {
 		return r.client.Close()
 	}
 	return nil
+}
+
+// logRedisToSlog installs slogRedis as go-redis's logger, once.
+var logRedisToSlog sync.Once
+
+// slogRedis is a go-redis logger (redis.SetLogger) that writes to log/slog's
+// default logger at warning level: go-redis logs what goes wrong (a failed
+// dial, a broken connection), which the quota's user handles as errors.
+type slogRedis struct{}
+
+func (slogRedis) Printf(ctx context.Context, format string, v ...any) {
+	slog.Log(ctx, slog.LevelWarn, strings.TrimSpace(fmt.Sprintf(format, v...)), "logger", "go-redis")
 }

@@ -1,10 +1,13 @@
 package sharedquota_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -221,6 +224,41 @@ func TestRedisErrors(t *testing.T) {
 		}
 	})
 }
+
+// TestRedisLogsThroughSlog: go-redis's own log lines, such as the one of a
+// failed dial, go to log/slog's default logger, not straight to stderr.
+func TestRedisLogsThroughSlog(t *testing.T) {
+	var mu sync.Mutex
+	var logs bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(p)
+	}), nil)))
+	defer slog.SetDefault(old)
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := l.Addr().String()
+	l.Close()
+	q := newRedis(t, refused, adaptive.Rate{N: 10, Per: time.Second}, 0)
+	if g, err := q.Take(context.Background(), "k", 1, time.Now()); err == nil {
+		t.Fatalf("Take from a closed port = %+v, want an error", g)
+	}
+	mu.Lock()
+	got := logs.String()
+	mu.Unlock()
+	if !strings.Contains(got, "level=WARN") || !strings.Contains(got, "failed to dial") || !strings.Contains(got, "logger=go-redis") {
+		t.Errorf("slog got %q; want go-redis's warning that it failed to dial", got)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // silentPeer listens on a loopback port, accepts connections and never
 // answers, as a server that hangs does; it returns the address.

@@ -1,0 +1,22 @@
+// Licensed to the Apache Software Foundation (ASF) under one or more
+// contributor license agreements.  See the NOTICE file distributed with
+// this work for additional information regarding copyright ownership.
+// The ASF licenses this file to You under the Apache License, Version 2.0
+// (the "License"); you may not use this file except in compliance with
+// the License.  You may obtain a copy of the License at
+//
+//    http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+// Package graph is the internal representation of the Beam execution plan.
+// This package is used by the public-facing Beam package to organize the
+// user's pipeline into a connected graph structure. This graph is a precise,
+// strongly-typed representation of the user's intent, and allows the runtime
+// to verify typing of collections, and tracks the data dependency relationships
+// to allow an optimizer to schedule the work.
+package graph
