@@ -290,6 +290,9 @@ func (f *readFn) pull(ctx context.Context, wait time.Duration) ([]*pubsubpb.Rece
 	if err == nil {
 		return resp.GetReceivedMessages(), nil
 	}
+	if ctx.Err() == nil && pctx.Err() != nil && interrupt.Is() {
+		return nil, nil // The interrupt ended the wait.
+	}
 	// Our wait ran out (the server may notice first and reset the stream) and
 	// the last attempt was waiting, not failing.
 	if ctx.Err() == nil && (pctx.Err() != nil || isDeadline(err)) && (last == nil || isDeadline(last)) {
