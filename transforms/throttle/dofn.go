@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
+	"github.com/beamthrottle/beamthrottle/internal/interrupt"
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
@@ -637,6 +638,9 @@ func (fr *firing) work(items []item, from int, deadline time.Time, stuck chan<- 
 					case a := <-answers:
 						collect(a)
 					case <-wait.C:
+						break waiting
+					case <-interrupt.Done():
+						wait.Stop()
 						break waiting
 					}
 				}
