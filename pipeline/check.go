@@ -145,20 +145,23 @@ const listTimeout = 60 * time.Second
 //   - --input matches at least one file, listed through Beam's filesystems
 //     as the file source will list it (local paths, gs://), and every local
 //     match is a file this process can read, not a directory;
-//   - --output_prefix can be written: a small file is created under it (its
-//     directory too, if missing) and removed, as the file sinks will;
+//   - --output_prefix names a filesystem of this binary and, where the
+//     workers run in this process, can be written: a small file is created
+//     under it (its directory too, if missing) and removed, as the file
+//     sinks will;
 //   - every --header_env variable is set and not empty.
 //
 // Validate checks the values and does no I/O; Check lists files (on Cloud
-// Storage too) and reads the environment, so call it after Validate, just
-// before Run. Where the runner's workers run elsewhere (Dataflow; a job
-// server with docker or process workers) the workers' environment and
-// filesystem decide: Check then writes a warning to warn (nil: none) instead
-// of refusing a --header_env variable that is unset here, a local --input
-// path that matches nothing here, or an --input or --output_prefix it could
-// not use, and leaves local paths alone when they match. A
-// gs:// glob that matches nothing is refused on every runner. With a runner
-// that executes nothing (dot, vet) only --runner is checked.
+// Storage too), writes and removes a file under --output_prefix and reads
+// the environment, so call it after Validate, just before Run. Where the
+// runner's workers run elsewhere (Dataflow; a job server with docker or
+// process workers) the workers' environment and filesystem decide: Check
+// then writes a warning to warn (nil: none) instead of refusing a
+// --header_env variable that is unset here, a local --input path that
+// matches nothing here, or an --input it could not list, and leaves the
+// files that match and the output prefix alone. A gs:// glob that matches
+// nothing is refused on every runner. With a runner that executes nothing
+// (dot, vet) only --runner is checked.
 func (o Options) Check(ctx context.Context, warn io.Writer) error {
 	return o.check(ctx, startEnv{
 		Runner:          *runners.Runner,
@@ -186,7 +189,7 @@ func (o Options) check(ctx context.Context, env startEnv, warn io.Writer) error 
 		}
 	}
 	if o.OutputPrefix != "" {
-		if err := checkOutput(ctx, o.OutputPrefix, workers, r.Name, warn); err != nil {
+		if err := checkOutput(ctx, o.OutputPrefix, workers); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -274,11 +277,11 @@ func checkLocalFiles(files []string) error {
 // filesystems, a file created (with its directory, on a local disk),
 // written, closed and removed. Without it, a prefix that cannot be written
 // fails the job when its first file is written, which for a bounded input
-// is after every call was made.
-func checkOutput(ctx context.Context, prefix string, workers Workers, runner string, warn io.Writer) error {
-	local := !strings.Contains(prefix, "://")
-	if local && workers == WorkersRemote {
-		return nil // the workers write to their own disks
+// is after every call was made. Workers that run elsewhere write with their
+// own disks and credentials: for them only the prefix's scheme is checked.
+func checkOutput(ctx context.Context, prefix string, workers Workers) error {
+	if workers == WorkersRemote && !strings.Contains(prefix, "://") {
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
@@ -287,15 +290,13 @@ func checkOutput(ctx context.Context, prefix string, workers Workers, runner str
 		return fmt.Errorf("--output_prefix: %v", err)
 	}
 	defer fs.Close()
-	err = writeProbe(ctx, fs, prefix)
-	switch {
-	case err == nil:
-		return nil
-	case workers == WorkersRemote:
-		fmt.Fprintf(warn, "warning: --output_prefix: cannot write under %q here (%v); the workers of --runner=%s will try with their own credentials\n", prefix, err, runner)
+	if workers == WorkersRemote {
 		return nil
 	}
-	return fmt.Errorf("--output_prefix: cannot write under %q: %v", prefix, err)
+	if err := writeProbe(ctx, fs, prefix); err != nil {
+		return fmt.Errorf("--output_prefix: cannot write under %q: %v", prefix, err)
+	}
+	return nil
 }
 
 // writeProbe creates, writes, closes and removes a small file under prefix
