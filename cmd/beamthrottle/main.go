@@ -119,7 +119,7 @@ func onSignals(stderr io.Writer, p *pipeline.Progress, total int64) (context.Con
 		first.Store(sig)
 		fmt.Fprintf(stderr, "beamthrottle: %v: stopping the input; what is queued goes to client_throttled without a call, "+
 			"calls under way finish, then the outputs are written and the summary printed (workers in this process, as with Prism; "+
-			"where they run elsewhere, this process stops waiting and the job goes on on the runner). "+
+			"where they run elsewhere, the job goes on: cancel or drain it on the runner). "+
 			"Interrupt again to abort at once, losing what is not written yet.\n", sig)
 		cancel()
 		sig = <-sigs
