@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
+	"github.com/google/uuid"
 )
 
 // Runner is a Beam runner this binary can run the pipeline on, as Beam's
@@ -141,18 +143,25 @@ const listTimeout = 60 * time.Second
 //
 //   - Beam's --runner names a runner of this binary (see Runners);
 //   - --input matches at least one file, listed through Beam's filesystems
-//     as the file source will list it (local paths, gs://);
+//     as the file source will list it (local paths, gs://), and every local
+//     match is a file this process can read, not a directory;
+//   - --output_prefix names a filesystem of this binary and, where the
+//     workers run in this process, can be written: a small file is created
+//     under it (its directory too, if missing) and removed, as the file
+//     sinks will;
 //   - every --header_env variable is set and not empty.
 //
 // Validate checks the values and does no I/O; Check lists files (on Cloud
-// Storage too) and reads the environment, so call it after Validate, just
-// before Run. Where the runner's workers run elsewhere (Dataflow; a job
-// server with docker or process workers) the workers' environment and
-// filesystem decide: Check then writes a warning to warn (nil: none) instead
-// of refusing a --header_env variable that is unset here, a local --input
-// path that matches nothing here, or an --input it could not list. A
-// gs:// glob that matches nothing is refused on every runner. With a runner
-// that executes nothing (dot, vet) only --runner is checked.
+// Storage too), writes and removes a file under --output_prefix and reads
+// the environment, so call it after Validate, just before Run. Where the
+// runner's workers run elsewhere (Dataflow; a job server with docker or
+// process workers) the workers' environment and filesystem decide: Check
+// then writes a warning to warn (nil: none) instead of refusing a
+// --header_env variable that is unset here, a local --input path that
+// matches nothing here, or an --input it could not list, and leaves the
+// files that match and the output prefix alone. A gs:// glob that matches
+// nothing is refused on every runner. With a runner that executes nothing
+// (dot, vet) only --runner is checked.
 func (o Options) Check(ctx context.Context, warn io.Writer) error {
 	return o.check(ctx, startEnv{
 		Runner:          *runners.Runner,
@@ -176,6 +185,11 @@ func (o Options) check(ctx context.Context, env startEnv, warn io.Writer) error 
 	var errs []error
 	if o.Input != "" {
 		if err := checkInput(ctx, o.Input, workers, r.Name, warn); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if o.OutputPrefix != "" {
+		if err := checkOutput(ctx, o.OutputPrefix, workers); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -222,6 +236,8 @@ func checkInput(ctx context.Context, glob string, workers Workers, runner string
 		return nil
 	case err != nil:
 		return fmt.Errorf("--input: cannot list %q: %v", glob, err)
+	case len(files) > 0 && local && workers == WorkersHere:
+		return checkLocalFiles(files)
 	case len(files) > 0:
 		return nil
 	case local && workers == WorkersRemote:
@@ -229,4 +245,76 @@ func checkInput(ctx context.Context, glob string, workers Workers, runner string
 		return nil
 	}
 	return fmt.Errorf("--input: no file matches %q", glob)
+}
+
+// checkLocalFiles checks that every file --input matched is a file this
+// process can read: the file source fails the job on a directory or an
+// unreadable file, after the pipeline has started.
+func checkLocalFiles(files []string) error {
+	var errs []error
+	for _, f := range files {
+		fi, err := os.Stat(f)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--input: %v", err))
+			continue
+		}
+		if fi.IsDir() {
+			errs = append(errs, fmt.Errorf("--input: %q is a directory: name files, or a glob such as %q", f, filepath.Join(f, "*.jsonl")))
+			continue
+		}
+		fh, err := os.Open(f)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--input: cannot read %q: %v", f, err))
+			continue
+		}
+		fh.Close()
+	}
+	return errors.Join(errs...)
+}
+
+// checkOutput checks that files can be written under the --output_prefix
+// prefix, as the file sinks will write them (WriteLines): through Beam's
+// filesystems, a file created (with its directory, on a local disk),
+// written, closed and removed. Without it, a prefix that cannot be written
+// fails the job when its first file is written, which for a bounded input
+// is after every call was made. Workers that run elsewhere write with their
+// own disks and credentials: for them only the prefix's scheme is checked.
+func checkOutput(ctx context.Context, prefix string, workers Workers) error {
+	if workers == WorkersRemote && !strings.Contains(prefix, "://") {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
+	fs, err := filesystem.New(ctx, prefix)
+	if err != nil {
+		return fmt.Errorf("--output_prefix: %v", err)
+	}
+	defer fs.Close()
+	if workers == WorkersRemote {
+		return nil
+	}
+	if err := writeProbe(ctx, fs, prefix); err != nil {
+		return fmt.Errorf("--output_prefix: cannot write under %q: %v", prefix, err)
+	}
+	return nil
+}
+
+// writeProbe creates, writes, closes and removes a small file under prefix
+// in fs.
+func writeProbe(ctx context.Context, fs filesystem.Interface, prefix string) error {
+	name := prefix + "write-check-" + uuid.NewString() + ".tmp"
+	w, err := fs.OpenWrite(ctx, name)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, "beamthrottle: a file to check that --output_prefix can be written; it is removed at once\n")
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if rm, ok := fs.(filesystem.Remover); ok {
+		if rerr := rm.Remove(ctx, name); err == nil && rerr != nil {
+			err = fmt.Errorf("remove %s: %w", name, rerr)
+		}
+	}
+	return err
 }

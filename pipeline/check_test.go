@@ -21,6 +21,9 @@ func TestCheck(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "empty"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Symlink(filepath.Join(dir, "gone"), filepath.Join(dir, "dangling.link")); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("BEAMTHROTTLE_TEST_TOKEN", "Bearer 0123456789")
 	t.Setenv("BEAMTHROTTLE_TEST_EMPTY", "")
 	t.Setenv("BEAMTHROTTLE_TEST_UNSET", "") // restored after the test
@@ -32,6 +35,7 @@ func TestCheck(t *testing.T) {
 		name      string
 		env       startEnv
 		input     string
+		output    string // --output_prefix
 		headerEnv map[string]string
 		wantErr   []string // substrings of the error; none: no error
 		wantWarn  []string // substrings of the warnings; none: no warning
@@ -55,6 +59,26 @@ func TestCheck(t *testing.T) {
 			wantErr: []string{"--input: no file matches"}},
 		{name: "dot runs nothing", env: startEnv{Runner: "dot"}, input: filepath.Join(dir, "b.jsonl"),
 			headerEnv: map[string]string{"Authorization": "BEAMTHROTTLE_TEST_UNSET"}},
+
+		{name: "input a directory", env: local, input: dir,
+			wantErr: []string{`--input: "` + dir + `" is a directory`}},
+		{name: "glob matching a directory", env: local, input: filepath.Join(dir, "*"),
+			wantErr: []string{`--input: "` + filepath.Join(dir, "empty") + `" is a directory`}},
+		{name: "glob matching a file that cannot be read", env: local, input: filepath.Join(dir, "dangling*"),
+			wantErr: []string{"--input:", "dangling.link"}},
+		{name: "input a directory on dataflow", env: dataflow, input: dir},
+
+		{name: "output prefix", env: local, output: filepath.Join(dir, "out") + "/"},
+		{name: "output prefix with a file name part", env: local, output: filepath.Join(dir, "out", "run1-")},
+		{name: "output prefix under a file", env: local, output: filepath.Join(dir, "a.jsonl", "out") + "/",
+			wantErr: []string{`--output_prefix: cannot write under "` + filepath.Join(dir, "a.jsonl", "out") + `/"`}},
+		{name: "output prefix of unknown scheme", env: local, output: "s3://bucket/out/",
+			wantErr: []string{"--output_prefix:", `"s3"`}},
+		{name: "output prefix of unknown scheme on dataflow", env: dataflow, output: "s3://bucket/out/",
+			wantErr: []string{"--output_prefix:", `"s3"`}},
+		{name: "local output prefix on dataflow", env: dataflow, output: filepath.Join(dir, "a.jsonl", "out") + "/"},
+		{name: "input and output both wrong", env: local, input: dir, output: filepath.Join(dir, "a.jsonl") + "/",
+			wantErr: []string{"--input:", "--output_prefix:"}},
 
 		{name: "header_env set", env: local, headerEnv: map[string]string{"Authorization": "BEAMTHROTTLE_TEST_TOKEN"}},
 		{name: "header_env unset", env: local, headerEnv: map[string]string{"Authorization": "BEAMTHROTTLE_TEST_UNSET"},
@@ -85,7 +109,7 @@ func TestCheck(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			o := Options{Input: tc.input, CallerOptions: CallerOptions{HeaderEnv: tc.headerEnv}}
+			o := Options{Input: tc.input, OutputPrefix: tc.output, CallerOptions: CallerOptions{HeaderEnv: tc.headerEnv}}
 			var warn bytes.Buffer
 			err := o.check(context.Background(), tc.env, &warn)
 			switch {
@@ -109,6 +133,10 @@ func TestCheck(t *testing.T) {
 				}
 			}
 		})
+	}
+	// The write checks leave nothing behind.
+	if left, _ := filepath.Glob(filepath.Join(dir, "out", "*")); len(left) != 0 {
+		t.Errorf("files left under the output prefixes: %q", left)
 	}
 }
 

@@ -57,7 +57,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 		o.CallerOptions.HeaderEnv[strings.TrimSpace(name)] = strings.TrimSpace(env)
 		return nil
 	})
-	fs.Int64Var(&o.CallerOptions.MaxResponse, "max_response_bytes", 10<<20, "Largest response body the http caller accepts.")
+	fs.Int64Var(&o.CallerOptions.MaxResponse, "max_response_bytes", 10<<20, "Largest response body the http caller accepts (0 means the default, 10 MiB); a larger 2xx body is an error.")
 	fs.StringVar(&o.CallerOptions.ItemStatusField, "item_status_field", "", "Batched http calls: the member of each answer entry that holds its item's HTTP status (an entry whose status is >= 300 fails that item alone; 429 throttles it).")
 
 	fs.IntVar(&o.Groups, "groups", throttle.DefaultGroups, "Number of throttle groups (parallelism; each has its own queue, and its own throttle state with --throttle_scope=group).")
@@ -88,7 +88,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.StringVar(&o.QuotaFail, "quota_fail", "open", "When the quota's service does not answer within --quota_timeout: open (send, limited by the adaptive throttle alone; counted and logged) or closed (postpone until it answers).")
 	fs.DurationVar(&o.QuotaTimeout, "quota_timeout", throttle.DefaultQuotaTimeout, "Longest wait for one round trip to the quota's service.")
 	fs.IntVar(&o.MaxBuffered, "max_buffered", 0, "Max elements buffered per group; more are shed to client_throttled at once (0 = no bound).")
-	fs.Var((*maxWaitFlag)(&o.MaxWait), "max_wait", "Postpone strategy: longest an element waits in its group's queue before it goes to client_throttled (or server_throttled after a 429): a duration, none (no bound) or auto: no bound for files and --generate (every element is tried), 10m for --subscription and --generate_rate (bounds latency and backlog).")
+	fs.Var((*maxWaitFlag)(&o.MaxWait), "max_wait", "Postpone strategy: longest an element waits in its group's queue before it goes to client_throttled (or server_throttled after a 429): a duration, none or 0 (no bound; 0s too) or auto: no bound for files and --generate (every element is tried), 10m for --subscription and --generate_rate (bounds latency and backlog).")
 	fs.IntVar(&o.MaxPayload, "max_payload_bytes", 0, "Payloads larger than this go to errors without a call (0 = no limit).")
 	fs.BoolVar(&o.FailuresAsRejects, "failures_as_rejects", false, "Count non-overload failures (e.g. HTTP 400) as backend rejections in the throttle.")
 
@@ -252,8 +252,8 @@ func flagErrors(err error) error {
 	return err
 }
 
-// maxWaitFlag is --max_wait: "auto" (Options.MaxWait 0), "none" (NoMaxWait)
-// or a positive duration.
+// maxWaitFlag is --max_wait: "auto" (Options.MaxWait 0), "none" or a zero
+// duration ("0", "0s": NoMaxWait) or a positive duration.
 type maxWaitFlag time.Duration
 
 func (m *maxWaitFlag) String() string {
@@ -272,14 +272,18 @@ func (m *maxWaitFlag) Set(v string) error {
 	case "auto":
 		*m = 0
 		return nil
-	case "none", "0":
+	case "none":
 		*m = maxWaitFlag(NoMaxWait)
 		return nil
 	}
 	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		return errors.New("want a positive duration, none or auto")
+	switch {
+	case err != nil || d < 0:
+		return errors.New("want a duration >= 0 (0: no bound), none or auto")
+	case d == 0:
+		*m = maxWaitFlag(NoMaxWait)
+	default:
+		*m = maxWaitFlag(d)
 	}
-	*m = maxWaitFlag(d)
 	return nil
 }

@@ -2,9 +2,11 @@ package pipeline
 
 import (
 	"flag"
+	"io"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 )
@@ -142,5 +144,40 @@ func TestThrottleOptionsBuild(t *testing.T) {
 	_, s := beam.NewPipelineWithRoot()
 	if _, err := Build(s, *o); err == nil || err.Error() != "--batch_size: must be >= 1, got 0" {
 		t.Errorf("Build: got error %v, want --batch_size: must be >= 1, got 0", err)
+	}
+}
+
+// TestMaxWaitFlag: --max_wait takes auto, none, or a duration; a zero
+// duration means no bound however it is written.
+func TestMaxWaitFlag(t *testing.T) {
+	tests := []struct {
+		arg     string
+		want    time.Duration
+		wantErr bool
+	}{
+		{arg: "auto", want: 0},
+		{arg: "none", want: NoMaxWait},
+		{arg: "0", want: NoMaxWait},
+		{arg: "0s", want: NoMaxWait},
+		{arg: "0ms", want: NoMaxWait},
+		{arg: "90s", want: 90 * time.Second},
+		{arg: "-1s", wantErr: true},
+		{arg: "soon", wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.arg, func(t *testing.T) {
+			fs := flag.NewFlagSet("t", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			o := RegisterFlags(fs)
+			err := fs.Parse([]string{"--max_wait=" + tc.arg})
+			switch {
+			case tc.wantErr && err == nil:
+				t.Fatalf("got MaxWait %v, want an error", o.MaxWait)
+			case !tc.wantErr && err != nil:
+				t.Fatalf("got error %v, want MaxWait %v", err, tc.want)
+			case !tc.wantErr && o.MaxWait != tc.want:
+				t.Errorf("got MaxWait %v, want %v", o.MaxWait, tc.want)
+			}
+		})
 	}
 }

@@ -7,14 +7,21 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/sdf"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/rtrackers/offsetrange"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/textio"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/periodic"
+
+	"github.com/beamthrottle/beamthrottle/internal/interrupt"
 )
 
 func init() {
 	register.DoFn3x0[context.Context, []byte, func(Element)](&generateFn{})
 	register.DoFn4x0[context.Context, beam.EventTime, []byte, func(Element)](&tickFn{})
+	register.DoFn4x2[*sdf.ManualWatermarkEstimator, *sdf.LockRTracker, int64, func(beam.EventTime, []byte),
+		sdf.ProcessContinuation, error](&tickSourceFn{})
+	register.Emitter2[beam.EventTime, []byte]()
 	register.DoFn2x0[string, func(Element)](&lineFn{})
 	register.Emitter1[Element]()
 }
@@ -36,9 +43,69 @@ func GenerateStream(s beam.Scope, n int, rate float64) beam.PCollection {
 	interval := max(100*time.Millisecond, time.Duration(float64(time.Second)/rate))
 	perTick := max(1, int(rate*interval.Seconds()+0.5))
 	ticks := (n + perTick - 1) / perTick
-	start := time.Now()
-	impulses := periodic.Impulse(s, start, start.Add(time.Duration(ticks)*interval), interval, false)
+	impulses := beam.ParDo(s, &tickSourceFn{Start: time.Now().UnixMilli(), Interval: interval}, beam.Create(s, int64(ticks)))
 	return beam.ParDo(s, &tickFn{PerTick: perTick}, impulses)
+}
+
+// tickSourceFn is GenerateStream's clock, as Beam's periodic.Impulse but
+// for an interrupt: a splittable DoFn over the tick numbers [0, n) of its
+// input n that emits tick i, an empty impulse, at Start + i×Interval (its
+// event time too), each once that time has come. It ends early, emitting
+// nothing more, when the pipeline is interrupted in its process (see
+// package internal/interrupt).
+type tickSourceFn struct {
+	Start    int64 // unix milliseconds of tick 0
+	Interval time.Duration
+}
+
+func (f *tickSourceFn) CreateInitialRestriction(n int64) offsetrange.Restriction {
+	return offsetrange.Restriction{Start: 0, End: n}
+}
+
+func (f *tickSourceFn) CreateTracker(r offsetrange.Restriction) *sdf.LockRTracker {
+	return sdf.NewLockRTracker(offsetrange.NewTracker(r))
+}
+
+func (f *tickSourceFn) RestrictionSize(_ int64, r offsetrange.Restriction) float64 {
+	return float64(r.Size())
+}
+
+func (f *tickSourceFn) SplitRestriction(_ int64, r offsetrange.Restriction) []offsetrange.Restriction {
+	return []offsetrange.Restriction{r}
+}
+
+// TruncateRestriction ends the ticks when the runner drains the job.
+func (f *tickSourceFn) TruncateRestriction(*sdf.LockRTracker, int64) offsetrange.Restriction {
+	return offsetrange.Restriction{}
+}
+
+func (f *tickSourceFn) CreateWatermarkEstimator() *sdf.ManualWatermarkEstimator {
+	return &sdf.ManualWatermarkEstimator{}
+}
+
+// at is the time of tick i.
+func (f *tickSourceFn) at(i int64) time.Time {
+	return time.UnixMilli(f.Start).Add(time.Duration(i) * f.Interval)
+}
+
+func (f *tickSourceFn) ProcessElement(we *sdf.ManualWatermarkEstimator, rt *sdf.LockRTracker, _ int64, emit func(beam.EventTime, []byte)) (sdf.ProcessContinuation, error) {
+	r := rt.GetRestriction().(offsetrange.Restriction)
+	for i := r.Start; ; i++ {
+		if interrupt.Is() {
+			rt.TryClaim(r.End) // claims the rest, emitting nothing
+			return sdf.StopProcessing(), rt.GetError()
+		}
+		at := f.at(i)
+		if wait := time.Until(at); wait > 0 {
+			we.UpdateWatermark(at)
+			return sdf.ResumeProcessingIn(wait), nil
+		}
+		if !rt.TryClaim(i) {
+			return sdf.StopProcessing(), rt.GetError()
+		}
+		emit(mtime.FromTime(at), []byte{})
+		we.UpdateWatermark(f.at(i + 1))
+	}
 }
 
 // tickFn turns a periodic impulse into PerTick synthetic elements, unique

@@ -8,6 +8,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
+
+	"github.com/beamthrottle/beamthrottle/internal/interrupt"
 )
 
 func init() { register.Function1x1(elementData) }
@@ -23,6 +25,19 @@ func TestGenerateStreamUnique(t *testing.T) {
 	data := beam.ParDo(s, elementData, GenerateStream(s, n, 100))
 	passert.Count(s, data, "elements", n)
 	passert.Count(s, stats.Count(s, data), "distinct elements", n)
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGenerateStreamInterrupted: an interrupted streaming generator stops
+// at once and emits nothing more, so its pipeline ends (uninterrupted, this
+// one would emit 100 elements over 10 s).
+func TestGenerateStreamInterrupted(t *testing.T) {
+	end := interrupt.Begin()
+	defer end()
+	p, s := beam.NewPipelineWithRoot()
+	passert.Count(s, GenerateStream(s, 100, 10), "elements", 0)
 	if err := ptest.Run(p); err != nil {
 		t.Fatal(err)
 	}

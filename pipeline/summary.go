@@ -37,6 +37,10 @@ type Summary struct {
 	// DeadLetterRejected counts dead-letter messages Pub/Sub refused (too
 	// large, ...): they were written to the errors files instead.
 	DeadLetterRejected int64
+	// Interrupted counts the elements routed without a call because the
+	// run was interrupted (see Run); they are counted in ClientThrottled,
+	// ServerThrottled or Dropped too.
+	Interrupted int64
 }
 
 // Total is the number of elements accounted for: every input element is in
@@ -73,6 +77,8 @@ func SummaryFrom(res beam.PipelineResult) Summary {
 				dst = &s.Retries
 			case throttle.MetricBuffered:
 				dst = &s.Buffered
+			case throttle.MetricInterrupted:
+				dst = &s.Interrupted
 			}
 		case metricsNamespace:
 			switch c.Key.Name {
@@ -142,6 +148,9 @@ func (s Summary) WriteTable(w io.Writer, want int64) {
 	}
 	if s.DeadLetterRejected != 0 {
 		row("refused by Pub/Sub", s.DeadLetterRejected)
+	}
+	if s.Interrupted != 0 {
+		row("not called (interrupted)", s.Interrupted)
 	}
 	tw.Flush()
 	if want >= 0 {

@@ -18,11 +18,13 @@ func TestWriteTable(t *testing.T) {
 	}{
 		{"plain run", Summary{Success: 3, Errors: 1}, 4,
 			[]string{"success 3", "total 4", "all 4 input elements accounted for"},
-			[]string{"parked", "reprocessed", "read again"}},
+			[]string{"parked", "reprocessed", "read again", "interrupted"}},
 		{"reprocessing its own dead letters", Summary{Parked: 285, Reprocessed: 285, Reread: 270}, 285,
 			[]string{"parked 285", "total 285", "reprocessed (read) 285", "read again (own dead letters) 270", "all 285 input elements accounted for"},
 			nil},
 		{"mismatch", Summary{Success: 1}, 2, []string{"MISMATCH: 2 input elements, 1 accounted for"}, nil},
+		{"interrupted", Summary{Success: 5, ClientThrottled: 7, Interrupted: 6}, 12,
+			[]string{"client_throttled 7", "total 12", "not called (interrupted) 6", "all 12 input elements accounted for"}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -125,14 +126,31 @@ func TestKilledMidRunLosesNothing(t *testing.T) {
 	t.Logf("killed after %d calls; %d distinct payloads in the outputs, %d server calls in all", killedAt, len(seen), srv.Handler.Stats().Accepted)
 }
 
-// buildBinary builds the beamthrottle binary into a temporary directory.
+// built is the beamthrottle binary the tests run, built once (buildBinary)
+// into a directory TestMain removes.
+var built struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+// buildBinary builds the beamthrottle binary, once for all the tests.
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "beamthrottle")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "beamthrottle-test-"); built.err != nil {
+			return
+		}
+		built.bin = filepath.Join(built.dir, "beamthrottle")
+		if out, err := exec.Command("go", "build", "-o", built.bin, ".").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return bin
+	return built.bin
 }
 
 func tail(b []byte) []byte {

@@ -12,11 +12,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -36,17 +38,102 @@ func main() {
 	flag.Parse()
 	beam.Init()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	var progress *pipeline.Progress
+	total := int64(-1)
+	if !*wantDemo {
+		progress = pipeline.NewProgress(os.Stderr, 3*time.Second)
+		if opts.Generate > 0 {
+			total = int64(opts.Generate)
+		}
+	}
+	ctx, sig := onSignals(os.Stderr, progress, total)
 	var err error
 	if *wantDemo {
 		err = demo.Run(ctx, *opts, demoConfig(os.Stdout, os.Stderr))
 	} else {
-		_, err = runPipeline(ctx, *opts, pipeline.NewProgress(os.Stderr, 3*time.Second), os.Stdout, os.Stderr)
+		_, err = runPipeline(ctx, *opts, progress, os.Stdout, os.Stderr)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "beamthrottle:", err)
-		os.Exit(1)
+	}
+	os.Exit(exitCode(err, sig()))
+}
+
+// Exit statuses of the binary (docs/operations.md, "Exit codes").
+const (
+	exitOK       = 0
+	exitError    = 1 // a flag refused at start, or the run failed
+	exitMismatch = 3 // the job finished, but the summary does not account for every input element
+	exitNotDone  = 4 // the job ended without finishing (cancelled through its job service, drained, ...)
+	// An interrupted run exits with 128 + the signal's number: 130 for
+	// SIGINT, 143 for SIGTERM. A command line the flag package cannot
+	// parse exits with 2.
+)
+
+// errMismatch is the error of a run whose summary does not account for
+// every input element.
+var errMismatch = errors.New("the summary does not add up")
+
+// errInterrupted is the error of a run that was interrupted.
+var errInterrupted = errors.New("interrupted")
+
+// exitCode is the exit status for the outcome err of a run, interrupted by
+// sig (nil if it was not): a job that did not finish, then a summary that
+// does not add up, then an interrupt, then any other error.
+func exitCode(err error, sig os.Signal) int {
+	switch {
+	case errors.Is(err, pipeline.ErrNotDone):
+		return exitNotDone
+	case errors.Is(err, errMismatch):
+		return exitMismatch
+	case sig != nil:
+		return signalExit(sig)
+	case err != nil:
+		return exitError
+	}
+	return exitOK
+}
+
+// signalExit is the exit status of a process ended by sig, as a shell
+// reports it: 128 + its number.
+func signalExit(sig os.Signal) int {
+	if s, ok := sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return exitError
+}
+
+// onSignals returns a context cancelled at the first SIGINT or SIGTERM,
+// which interrupts the run (see pipeline.Run), and a function that returns
+// that signal (nil before it). It tells stderr what an interrupt does; a
+// second signal ends the process at once, after telling stderr what the
+// run had finished by then (as p counts it, out of total) and that what was
+// not yet written is lost.
+func onSignals(stderr io.Writer, p *pipeline.Progress, total int64) (context.Context, func() os.Signal) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	var first atomic.Value
+	go func() {
+		sig := <-sigs
+		first.Store(sig)
+		fmt.Fprintf(stderr, "beamthrottle: %v: stopping the input; what is queued goes to client_throttled without a call, "+
+			"calls under way finish, then the outputs are written and the summary printed (workers in this process, as with Prism; "+
+			"where they run elsewhere, the job goes on: cancel or drain it on the runner). "+
+			"Interrupt again to abort at once, losing what is not written yet.\n", sig)
+		cancel()
+		sig = <-sigs
+		at := ""
+		if p != nil {
+			at = " At the abort, " + p.Line(total) + "."
+		}
+		fmt.Fprintf(stderr, "beamthrottle: %v again: aborted. Lines not yet in output files are lost: a bounded run writes its files at its end; "+
+			"a subscription delivers the messages of unwritten lines again.%s\n", sig, at)
+		os.Exit(signalExit(sig))
+	}()
+	return ctx, func() os.Signal {
+		sig, _ := first.Load().(os.Signal)
+		return sig
 	}
 }
 
@@ -61,6 +148,10 @@ func defineFlags(fs *flag.FlagSet) (*pipeline.Options, *bool) {
 
 // runPipeline runs one pipeline for o, counting in p (nil for none): it
 // validates and checks o, runs it, and writes its summary table to stdout.
+// Besides the errors of those steps, it returns one wrapping
+// pipeline.ErrNotDone if the job did not finish, errMismatch if the
+// summary does not account for every input element, and errInterrupted if
+// ctx was cancelled (see pipeline.Run).
 func runPipeline(ctx context.Context, o pipeline.Options, p *pipeline.Progress, stdout, stderr io.Writer) (pipeline.Summary, error) {
 	if err := o.Validate(); err != nil {
 		return pipeline.Summary{}, err
@@ -68,8 +159,14 @@ func runPipeline(ctx context.Context, o pipeline.Options, p *pipeline.Progress, 
 	if err := o.Check(ctx, stderr); err != nil {
 		return pipeline.Summary{}, err
 	}
+	if ctx.Err() != nil {
+		return pipeline.Summary{}, fmt.Errorf("%w before the run started", errInterrupted)
+	}
 	sum, err := pipeline.Run(ctx, o, p)
-	if err != nil {
+	switch {
+	case err != nil && ctx.Err() != nil && !errors.Is(err, pipeline.ErrNotDone):
+		return sum, fmt.Errorf("%w: stopped waiting for the job, which may go on on the runner: %v", errInterrupted, err)
+	case err != nil && !errors.Is(err, pipeline.ErrNotDone):
 		return sum, err
 	}
 	if dryRun() {
@@ -87,8 +184,30 @@ func runPipeline(ctx context.Context, o pipeline.Options, p *pipeline.Progress, 
 	case o.Reprocess:
 		want = sum.Reprocessed
 	}
+	if o.GenerateRate > 0 && ctx.Err() != nil {
+		want = sum.Generated // the interrupt stopped the generator
+	}
 	sum.WriteTable(stdout, want)
+	if err != nil {
+		return sum, err
+	}
+	if err := accounted(sum, want); err != nil {
+		return sum, err
+	}
+	if ctx.Err() != nil {
+		return sum, fmt.Errorf("%w: %d elements went to their throttled outputs without a call (the table's \"not called\" row); "+
+			"every call that was answered is in the outputs", errInterrupted, sum.Interrupted)
+	}
 	return sum, nil
+}
+
+// accounted returns an error wrapping errMismatch unless sum accounts for
+// want input elements (-1: not known, nothing to check).
+func accounted(sum pipeline.Summary, want int64) error {
+	if want >= 0 && sum.Total() != want {
+		return fmt.Errorf("%w: %d input elements, %d accounted for", errMismatch, want, sum.Total())
+	}
+	return nil
 }
 
 // demoConfig is the demo's configuration: its runs go through runPipeline,

@@ -16,7 +16,11 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	ptest.MainWithDefault(m, "prism")
+	code := ptest.MainRetWithDefault(m, "prism")
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
 }
 
 // TestRejectsBadFlags: wrong flag values are rejected at start with a

@@ -16,6 +16,8 @@ import (
 	"github.com/googleapis/gax-go/v2"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/beamthrottle/beamthrottle/internal/interrupt"
 )
 
 func init() {
@@ -46,8 +48,10 @@ const (
 // each round is one short bundle. It runs forever (cfg.IdleTimeout zero:
 // streaming; cancel the job's context to stop it) or until Pull has
 // returned nothing for cfg.IdleTimeout (drain mode: the pipeline ends by
-// itself once the backlog is read). One Pull loop runs per Read: runner
-// splits are refused.
+// itself once the backlog is read). It also ends when pipeline.Run's
+// context is cancelled and the read runs in Run's process (Prism): messages
+// pulled then but not yet emitted are given back to Pub/Sub, which delivers
+// them again. One Pull loop runs per Read: runner splits are refused.
 //
 // Acknowledgement: a message is acknowledged only after the runner has
 // committed the bundle that emitted it. The round that emitted it passes its
@@ -185,12 +189,17 @@ func (f *readFn) ProcessElement(ctx context.Context, rt *sdf.LockRTracker, _ []b
 	}
 	// This round runs, so the runner has committed the previous one.
 	f.acknowledge(ctx, rest.Ack)
-	if rest.Stop {
+	if rest.Stop || interrupt.Is() {
 		rt.TryClaim(claimEnd{})
 		return sdf.StopProcessing(), rt.GetError()
 	}
 	start := time.Now()
 	for {
+		if interrupt.Is() {
+			log.Infof(ctx, "pubsubio.Read: the pipeline is interrupted, stopping the read of %s", f.sub)
+			rt.TryClaim(claimEnd{})
+			return sdf.StopProcessing(), rt.GetError()
+		}
 		wait := f.cfg.PollTimeout
 		if f.cfg.IdleTimeout > 0 {
 			left := f.cfg.IdleTimeout - time.Since(start)
@@ -204,6 +213,10 @@ func (f *readFn) ProcessElement(ctx context.Context, rt *sdf.LockRTracker, _ []b
 		msgs, err := f.pull(ctx, wait)
 		if err != nil {
 			return sdf.StopProcessing(), err
+		}
+		if len(msgs) > 0 && interrupt.Is() {
+			f.release(ctx, msgs)
+			continue // and stop
 		}
 		if len(msgs) > 0 {
 			if err := f.handOver(ctx, rt, msgs, emit); err != nil {
@@ -263,12 +276,22 @@ func (f *readFn) handOver(ctx context.Context, rt *sdf.LockRTracker, msgs []*pub
 func (f *readFn) pull(ctx context.Context, wait time.Duration) ([]*pubsubpb.ReceivedMessage, error) {
 	pctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
+	go func() { // an interrupt ends the wait
+		select {
+		case <-interrupt.Done():
+			cancel()
+		case <-pctx.Done():
+		}
+	}()
 	var last error // the last error the retry policy saw
 	resp, err := f.client.client.SubscriptionAdminClient.Pull(pctx,
 		&pubsubpb.PullRequest{Subscription: f.sub, MaxMessages: int32(f.cfg.MaxMessages)},
 		gax.WithRetry(func() gax.Retryer { return &recordingRetryer{inner: pullRetryer(), last: &last} }))
 	if err == nil {
 		return resp.GetReceivedMessages(), nil
+	}
+	if ctx.Err() == nil && pctx.Err() != nil && interrupt.Is() {
+		return nil, nil // The interrupt ended the wait.
 	}
 	// Our wait ran out (the server may notice first and reset the stream) and
 	// the last attempt was waiting, not failing.
@@ -279,6 +302,19 @@ func (f *readFn) pull(ctx context.Context, wait time.Duration) ([]*pubsubpb.Rece
 		err = last
 	}
 	return nil, fmt.Errorf("pubsubio.Read: pulling from %s (%s): %w", f.sub, describeEndpoint(f.cfg.Endpoint), err)
+}
+
+// release gives back messages pulled but not emitted (the pipeline was
+// interrupted meanwhile): their lease ends now, so Pub/Sub delivers them
+// again at once rather than when it lapses.
+func (f *readFn) release(ctx context.Context, msgs []*pubsubpb.ReceivedMessage) {
+	ackIDs := make([]string, len(msgs))
+	for i, rm := range msgs {
+		ackIDs[i] = rm.GetAckId()
+	}
+	if err := modifyAckDeadline(ctx, f.client.client, f.sub, ackIDs, 0); err != nil {
+		log.Warnf(ctx, "pubsubio.Read: giving back %d messages of %s failed, they will be delivered again once their lease lapses: %v", len(ackIDs), f.sub, err)
+	}
 }
 
 // acknowledge acks ackIDs, logging failures: their messages will be

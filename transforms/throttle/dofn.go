@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
+	"github.com/beamthrottle/beamthrottle/internal/interrupt"
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
@@ -214,6 +215,12 @@ func (f *throttleFn) ProcessElement(ctx context.Context, sp state.Provider, tp t
 	now := time.Now()
 	fr := f.newFiring(ctx, key, now, f.outputs(emitOK, emitCT, emitST, emitErr))
 	b.Items = fr.shed(now, b.Items, meta.Size)
+	if interrupted() {
+		for _, it := range b.Items {
+			fr.interrupt(now, it)
+		}
+		b.Items = nil
+	}
 	f.report(ctx, &fr.t, true)
 	if len(b.Items) == 0 {
 		return nil
@@ -345,6 +352,7 @@ func (fr *firing) dropExpired(live, got []item) []item {
 // tally counts one firing's outcomes, added to the Beam counters at its end.
 type tally struct {
 	requests, accepted, clientThrottled, serverThrottled, errs, retries, dropped, postponed int64
+	interrupted                                                                             int64
 	calls, cost                                                                             int64
 	throttled                                                                               bool
 }
@@ -356,6 +364,17 @@ func (f *throttleFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Pr
 	meta, _, err := f.Meta.Read(sp)
 	if err != nil {
 		return err
+	}
+	if interrupted() {
+		if err := fr.drain(sp, &meta); err != nil {
+			return err
+		}
+		meta.Armed = 0
+		if err := f.Meta.Write(sp, meta); err != nil {
+			return err
+		}
+		f.report(ctx, &fr.t, false)
+		return nil
 	}
 	items, err := fr.takeLive(sp, &meta)
 	if err != nil {
@@ -388,8 +407,20 @@ func (f *throttleFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Pr
 		}
 	}
 	// What goes back keeps its place at the head of the queue, oldest
-	// first: it is older than everything behind it.
-	if back := append(fr.requeue, fr.rest...); len(back) > 0 {
+	// first: it is older than everything behind it. If the pipeline was
+	// interrupted meanwhile, the queue is routed instead.
+	back := append(fr.requeue, fr.rest...)
+	if interrupted() {
+		now := fr.now()
+		for _, it := range back {
+			fr.interrupt(now, it)
+		}
+		back = nil
+		if err := fr.drain(sp, &meta); err != nil {
+			return err
+		}
+	}
+	if len(back) > 0 {
 		if err := f.putBack(sp, &meta, back); err != nil {
 			return err
 		}
@@ -553,6 +584,12 @@ func (fr *firing) work(items []item, from int, deadline time.Time, stuck chan<- 
 	for i := from; i < len(items); {
 		it := &items[i]
 		now := fr.now()
+		if interrupted() {
+			fr.interrupt(now, *it)
+			left -= fr.costOf(items[i : i+1])
+			i++
+			continue
+		}
 		if fr.expired(now, it) {
 			fr.expire(now, *it)
 			left -= fr.costOf(items[i : i+1])
@@ -601,6 +638,9 @@ func (fr *firing) work(items []item, from int, deadline time.Time, stuck chan<- 
 					case a := <-answers:
 						collect(a)
 					case <-wait.C:
+						break waiting
+					case <-interrupt.Done():
+						wait.Stop()
 						break waiting
 					}
 				}
@@ -911,6 +951,7 @@ func (f *throttleFn) report(ctx context.Context, t *tally, touch bool) {
 		{clientThrottledCounter, t.clientThrottled}, {serverThrottledCounter, t.serverThrottled},
 		{errorsCounter, t.errs}, {retriesCounter, t.retries}, {droppedCounter, t.dropped},
 		{postponedCounter, t.postponed}, {callsCounter, t.calls}, {costCounter, t.cost},
+		{interruptedCounter, t.interrupted},
 	} {
 		if c.n != 0 || touch {
 			c.c.Inc(ctx, c.n)

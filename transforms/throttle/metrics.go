@@ -23,6 +23,10 @@ const (
 	MetricCallLatencyMs   = "call_latency_ms"  // a distribution: the caller's latency per call
 	MetricCalls           = "calls"            // calls made (Call, or CallBatch for several elements)
 	MetricCost            = "cost"             // cost units of the calls made (WithCost; 1 per element by default)
+	// MetricInterrupted counts the elements routed without a call because
+	// the pipeline was interrupted (see pipeline.Run); they are counted in
+	// MetricClientThrottled, MetricServerThrottled or MetricDropped too.
+	MetricInterrupted = "interrupted"
 )
 
 // The transform's Beam metrics, one for each name above.
@@ -39,6 +43,7 @@ var (
 	latencyMs              = beam.NewDistribution(Namespace, MetricCallLatencyMs)
 	callsCounter           = beam.NewCounter(Namespace, MetricCalls)
 	costCounter            = beam.NewCounter(Namespace, MetricCost)
+	interruptedCounter     = beam.NewCounter(Namespace, MetricInterrupted)
 
 	// throttlingMsecs is the counter Beam's Java and Python IOs use to tell
 	// Dataflow's autoscaler that time was spent throttled. The transform adds
