@@ -7,7 +7,6 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
-	"net"
 	"reflect"
 	"sync/atomic"
 	"time"
@@ -886,7 +885,7 @@ func (fr *firing) answered(call []item, a answer) {
 			ra, _ := clientcall.RetryAfter(err)
 			ans.RetryAfter = max(ans.RetryAfter, ra)
 		default:
-			if unreachable(err) { // the policy backs off, as from a 429
+			if clientcall.Unreachable(err) { // the policy backs off, as from a 429
 				ans.Outcome = adaptive.Throttled
 			}
 		}
@@ -922,7 +921,7 @@ func (fr *firing) route(now time.Time, it item, a answer, k int) {
 		}, ra)
 	default:
 		fl := failure{Outcome: OutcomeError, Error: err.Error(), Status: code, GRPC: grpc, Prob: a.p}
-		if unreachable(err) {
+		if clientcall.Unreachable(err) {
 			// Not the element's fault: tried again as a throttled one
 			// would be, and an error only when the strategy gives up.
 			fr.throttled(now, it, fl, 0)
@@ -930,14 +929,6 @@ func (fr *firing) route(now time.Time, it item, a answer, k int) {
 		}
 		fr.fail(now, it, fl)
 	}
-}
-
-// unreachable reports whether err says that the call never reached the
-// API: its connection could not be made (refused, no route, no such host).
-// That is a fault of the infrastructure, not of the element.
-func unreachable(err error) bool {
-	op, ok := errors.AsType[*net.OpError](err)
-	return ok && op.Op == "dial"
 }
 
 // throttled applies the strategy to an element whose attempt was throttled
