@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,7 +34,7 @@ const (
 	AttrStatusCode  = "status_code"           // HTTP status, when known
 	AttrGRPCCode    = "grpc_code"             // gRPC code, when known
 	AttrProbability = "rejection_probability" // client rejection probability at decision time
-	AttrAttempts    = "attempts"              // total attempts, across reprocessing runs
+	AttrAttempts    = "attempts"              // total attempts, across reprocessing runs; each pass counts one at least
 	AttrFirst       = "first_attempt"         // RFC 3339, first attempt of the last run
 	AttrLast        = "last_attempt"          // RFC 3339
 	AttrMessageID   = "message_id"            // the original Pub/Sub message ID, when the input came from Pub/Sub
@@ -69,24 +71,46 @@ type deadLetterFn struct {
 }
 
 func (f *deadLetterFn) ProcessElement(r throttle.Record, emit func(pubsubio.Message)) {
-	a := deadLetterAttributes(r, r.MessageID, f.Pipeline)
-	if f.Run != "" {
-		a[AttrReprocessRun] = f.Run
-	}
+	a := deadLetterAttributes(r, r.MessageID, f.Pipeline, f.Run)
 	emit(pubsubio.Message{Data: r.Input, Attributes: a, AckID: r.AckID})
 }
 
-// deadLetterAttributes builds the attributes of a dead-letter message,
-// within Pub/Sub's limits (at most 100 attributes, values at most 1024
-// bytes).
-func deadLetterAttributes(r throttle.Record, messageID, pipeline string) map[string]string {
+// ownAttributes are the attributes this pipeline sets on the messages it
+// writes: a dead-letter message gets them afresh, not from the message it
+// came from.
+var ownAttributes = map[string]bool{
+	AttrError: true, AttrOutcome: true, AttrStatusCode: true, AttrGRPCCode: true, AttrProbability: true,
+	AttrAttempts: true, AttrFirst: true, AttrLast: true, AttrMessageID: true, AttrGroup: true, AttrPipeline: true,
+	AttrRetryAfter: true, AttrReprocessRun: true, AttrParkedReason: true,
+}
+
+// deadLetterAttributes builds the attributes of a dead-letter message: this
+// pipeline's (run, the reprocessing run's ID, "" for none), and then, as
+// room allows in key order, those of the message the record came from
+// (r.Attributes), within Pub/Sub's limits (at most 100 attributes, values
+// at most 1024 bytes).
+//
+// Its attempts count this pass through the throttle as one at least, even
+// when no call was made (the element was held until its wait ran out, or
+// its payload was refused): every trip through a dead-letter topic counts
+// toward --max_total_attempts, so a reprocessing run that reads its own
+// dead letters parks each of them in the end. A message whose attempts
+// attribute was malformed starts again from this pass.
+func deadLetterAttributes(r throttle.Record, messageID, pipeline, run string) map[string]string {
+	prior, err := strconv.Atoi(r.Attributes[AttrAttempts])
+	if err != nil || prior < 0 {
+		prior = 0
+	}
 	a := map[string]string{
 		AttrError:       truncateUTF8(r.Error, pubsubio.MaxAttributeValueBytes),
 		AttrOutcome:     string(r.Outcome),
 		AttrProbability: strconv.FormatFloat(r.Probability, 'f', 4, 64),
-		AttrAttempts:    strconv.Itoa(r.Attempts),
+		AttrAttempts:    strconv.Itoa(max(r.Attempts, prior+1)),
 		AttrGroup:       truncateUTF8(r.Group, pubsubio.MaxAttributeValueBytes),
 		AttrPipeline:    truncateUTF8(pipeline, pubsubio.MaxAttributeValueBytes),
+	}
+	if run != "" {
+		a[AttrReprocessRun] = run
 	}
 	if r.StatusCode != 0 {
 		a[AttrStatusCode] = strconv.Itoa(r.StatusCode)
@@ -105,6 +129,14 @@ func deadLetterAttributes(r throttle.Record, messageID, pipeline string) map[str
 	}
 	if messageID != "" {
 		a[AttrMessageID] = truncateUTF8(messageID, pubsubio.MaxAttributeValueBytes)
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.Attributes)) {
+		if len(a) >= pubsubio.MaxAttributes {
+			break
+		}
+		if !ownAttributes[k] {
+			a[k] = r.Attributes[k]
+		}
 	}
 	return a
 }
