@@ -294,11 +294,28 @@ func throttleAndWrite(s beam.Scope, in beam.PCollection, o Options, extraErrors,
 	if len(extraErrors) > 0 {
 		errs = beam.Flatten(s, append([]beam.PCollection{errs}, extraErrors...)...)
 	}
+	ct, st := out.ClientThrottled, out.ServerThrottled
+	// With a dead-letter topic, the records whose message Pub/Sub would
+	// refuse become errors saying so (refused), in the errors files only:
+	// every element is in one output.
+	var deadMsgs, refused []beam.PCollection
+	var published beam.PCollection // the errors also published (--dead_letter_errors)
+	if o.DeadLetterTopic != "" {
+		dl := &deadLetterFn{Pipeline: o.Name, Run: o.reprocessRun}
+		split := func(records beam.PCollection) beam.PCollection {
+			kept, msgs, bad := beam.ParDo3(s, dl, records)
+			deadMsgs, refused = append(deadMsgs, msgs), append(refused, bad)
+			return kept
+		}
+		ct, st = split(ct), split(st)
+		if o.DeadLetterErrors {
+			published = split(errs)
+		}
+	}
 	res := Outputs{
 		Success:         beam.ParDo(s, &resultLineFn{Progress: o.progress}, out.Success),
-		ClientThrottled: beam.ParDo(s, &failureLineFn{Progress: o.progress}, out.ClientThrottled),
-		ServerThrottled: beam.ParDo(s, &failureLineFn{Progress: o.progress}, out.ServerThrottled),
-		Errors:          beam.ParDo(s, &failureLineFn{Progress: o.progress}, errs),
+		ClientThrottled: beam.ParDo(s, &failureLineFn{Progress: o.progress}, ct),
+		ServerThrottled: beam.ParDo(s, &failureLineFn{Progress: o.progress}, st),
 	}
 	// Every output is written to files; an outcome that also goes to a topic
 	// counts as done (its message acknowledged) once published, otherwise
@@ -307,21 +324,30 @@ func throttleAndWrite(s beam.Scope, in beam.PCollection, o Options, extraErrors,
 		OutSuccess:         WriteLines(s, o.OutputPrefix, OutSuccess, res.Success, o.writeOptions()...),
 		OutClientThrottled: WriteLines(s, o.OutputPrefix, OutClientThrottled, res.ClientThrottled, o.writeOptions()...),
 		OutServerThrottled: WriteLines(s, o.OutputPrefix, OutServerThrottled, res.ServerThrottled, o.writeOptions()...),
-		OutErrors:          WriteLines(s, o.OutputPrefix, OutErrors, res.Errors, o.writeOptions()...),
 	}
-	done := []beam.PCollection{written[OutSuccess], written[OutErrors]}
-	if o.DeadLetterTopic != "" {
-		dead := []beam.PCollection{out.ClientThrottled, out.ServerThrottled}
-		if o.DeadLetterErrors {
-			dead = append(dead, errs)
-			done = done[:1]
+	done := []beam.PCollection{written[OutSuccess]}
+	if o.DeadLetterTopic != "" && o.DeadLetterErrors {
+		// Two sinks of errors: those also published, done once published,
+		// and those Pub/Sub refused, done once written.
+		both := beam.ParDo(s, &failureLineFn{Progress: o.progress}, published)
+		only := beam.ParDo(s, &failureLineFn{Progress: o.progress}, beam.Flatten(s, refused...))
+		WriteLines(s, o.OutputPrefix, OutErrors, both, o.writeOptions()...)
+		done = append(done, WriteLines(s, o.OutputPrefix, OutErrors, only, o.writeOptions()...))
+		res.Errors = beam.Flatten(s, both, only)
+	} else {
+		all := errs
+		if len(refused) > 0 {
+			all = beam.Flatten(s, append([]beam.PCollection{errs}, refused...)...)
 		}
-		msgs := beam.ParDo(s, &deadLetterFn{Pipeline: o.Name, Run: o.reprocessRun}, beam.Flatten(s, dead...))
-		published, err := publish(s.Scope("DeadLetter"), o.publishConfig(o.DeadLetterTopic), o.files(), msgs)
+		res.Errors = beam.ParDo(s, &failureLineFn{Progress: o.progress}, all)
+		done = append(done, WriteLines(s, o.OutputPrefix, OutErrors, res.Errors, o.writeOptions()...))
+	}
+	if o.DeadLetterTopic != "" {
+		pub, err := publish(s.Scope("DeadLetter"), o.publishConfig(o.DeadLetterTopic), o.files(), beam.Flatten(s, deadMsgs...))
 		if err != nil {
 			return Outputs{}, fmt.Errorf("--dead_letter_topic: %w", err)
 		}
-		done = append(done, published)
+		done = append(done, pub)
 	} else {
 		done = append(done, written[OutClientThrottled], written[OutServerThrottled])
 	}

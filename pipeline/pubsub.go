@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -19,7 +20,7 @@ import (
 
 func init() {
 	register.Function1x1[pubsubio.Message, Element](messageToElement)
-	register.DoFn2x0[throttle.Record, func(pubsubio.Message)](&deadLetterFn{})
+	register.DoFn5x0[context.Context, throttle.Record, func(throttle.Record), func(pubsubio.Message), func(throttle.Record)](&deadLetterFn{})
 	register.Function1x1[Result, pubsubio.Message](resultToMessage)
 	register.Function1x2[pubsubio.Rejected, string, error](formatRejected)
 	register.Function1x2[pubsubio.Rejected, Line, error](rejectedLine)
@@ -64,16 +65,53 @@ func messageToElement(m pubsubio.Message) Element {
 	return e
 }
 
-// deadLetterFn turns failure Records into dead-letter messages.
+// deadLetterFn turns failure Records into dead-letter messages (msgs),
+// passing each Record on (kept) for its output's files, unless Pub/Sub
+// would refuse its message (too large, see pubsubio.Validate): that Record
+// becomes an error Record saying why (refused), for the errors files only,
+// so that the element is in one output. The summary moves it from the
+// output it came from to errors (see refusedCounters).
 type deadLetterFn struct {
 	Pipeline string
 	Run      string // the reprocessing run's ID (AttrReprocessRun), "" for other runs
 }
 
-func (f *deadLetterFn) ProcessElement(r throttle.Record, emit func(pubsubio.Message)) {
-	a := deadLetterAttributes(r, r.MessageID, f.Pipeline, f.Run)
-	emit(pubsubio.Message{Data: r.Input, Attributes: a, AckID: r.AckID})
+func (f *deadLetterFn) ProcessElement(ctx context.Context, r throttle.Record, kept func(throttle.Record), msgs func(pubsubio.Message), refused func(throttle.Record)) {
+	m := pubsubio.Message{Data: r.Input, Attributes: deadLetterAttributes(r, r.MessageID, f.Pipeline, f.Run), AckID: r.AckID}
+	err := pubsubio.Validate(m)
+	if err == nil {
+		kept(r)
+		msgs(m)
+		return
+	}
+	deadLetterRejected.Inc(ctx, 1)
+	if c, ok := refusedCounters[outputOf(r.Outcome)]; ok {
+		c.Inc(ctx, 1)
+	}
+	e := r
+	e.Outcome = throttle.OutcomeError
+	e.Error = "pipeline: cannot publish to the dead-letter topic: " + err.Error()
+	if r.Error != "" {
+		e.Error += "; original error (" + string(r.Outcome) + "): " + r.Error
+	}
+	refused(e)
 }
+
+// deadLetterRejected counts the dead-letter messages Pub/Sub would refuse
+// (Summary.DeadLetterRejected), with the messages of other topics it
+// refused (see publish).
+var deadLetterRejected = beam.NewCounter(metricsNamespace, metricDeadLetterRejected)
+
+// refusedCounters count, by the output they came from, the throttled
+// records whose dead-letter message Pub/Sub would refuse: they went to the
+// errors output instead, and the summary moves them there.
+var refusedCounters = map[string]beam.Counter{
+	OutClientThrottled: beam.NewCounter(metricsNamespace, refusedPrefix+OutClientThrottled),
+	OutServerThrottled: beam.NewCounter(metricsNamespace, refusedPrefix+OutServerThrottled),
+}
+
+// refusedPrefix starts the names of refusedCounters.
+const refusedPrefix = "dead_letter_refused_"
 
 // ownAttributes are the attributes this pipeline sets on the messages it
 // writes: a dead-letter message gets them afresh, not from the message it
