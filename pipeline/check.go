@@ -142,10 +142,14 @@ const listTimeout = 60 * time.Second
 //   - Beam's --runner names a runner of this binary (see Runners);
 //   - --input matches at least one file, listed through Beam's filesystems
 //     as the file source will list it (local paths, gs://);
-//   - every --header_env variable is set and not empty.
+//   - every --header_env variable is set and not empty;
+//   - --idle_timeout is at least the lease of the messages pulled from
+//     --subscription (its ack deadline, read from Pub/Sub, and the
+//     reader's own): if not, a warning says that a restart may stop while
+//     messages a run that stopped holds are still leased.
 //
 // Validate checks the values and does no I/O; Check lists files (on Cloud
-// Storage too) and reads the environment, so call it after Validate, just
+// Storage too), asks Pub/Sub and reads the environment, so call it after Validate, just
 // before Run. Where the runner's workers run elsewhere (Dataflow; a job
 // server with docker or process workers) the workers' environment and
 // filesystem decide: Check then writes a warning to warn (nil: none) instead
@@ -179,6 +183,7 @@ func (o Options) check(ctx context.Context, env startEnv, warn io.Writer) error 
 			errs = append(errs, err)
 		}
 	}
+	o.checkIdleTimeout(ctx, warn)
 	names := make([]string, 0, len(o.CallerOptions.HeaderEnv))
 	for name := range o.CallerOptions.HeaderEnv {
 		names = append(names, name)

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strconv"
@@ -265,6 +266,38 @@ func (o Options) publishConfig(topic string) pubsubio.PublishConfig {
 // subscription (none when o.Subscription is "").
 func (o Options) ackConfig() pubsubio.AckConfig {
 	return pubsubio.AckConfig{Project: o.project(), Subscription: o.Subscription, Endpoint: o.pubsubEndpoint()}
+}
+
+// leaseTimeout bounds the look-up of the subscription's ack deadline at
+// start.
+const leaseTimeout = 30 * time.Second
+
+// checkIdleTimeout warns, on warn, when --idle_timeout is shorter than the
+// lease of the messages pulled from --subscription (pubsubio.Lease): a run
+// started less than that after another stopped (killed, say) may find
+// nothing while the messages that one held are still leased, stop, and
+// report the subscription drained. It warns rather than refuses: a short
+// idle timeout is right when no other run held messages (a fresh
+// subscription, a restart after the lease ran out), and the lease, a
+// minute, would otherwise be added to every such run. If the
+// subscription's ack deadline cannot be read, it says so and compares with
+// the reader's own lease.
+func (o Options) checkIdleTimeout(ctx context.Context, warn io.Writer) {
+	if o.Subscription == "" || o.IdleTimeout <= 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, leaseTimeout)
+	defer cancel()
+	lease, err := pubsubio.Lease(ctx, o.readConfig())
+	if err != nil {
+		fmt.Fprintf(warn, "warning: --idle_timeout: cannot read the ack deadline of --subscription=%s (%v); comparing with the reader's lease (%v) only\n", o.Subscription, err, lease)
+	}
+	if o.IdleTimeout < lease {
+		fmt.Fprintf(warn, "warning: --idle_timeout: %v is shorter than the lease of the messages pulled from --subscription=%s (%v): "+
+			"if a run that stopped less than %v ago held some, this run may stop before they are delivered again and report the subscription drained; "+
+			"after a crash, wait %v before starting it or use --idle_timeout=%v or more\n",
+			o.IdleTimeout, o.Subscription, lease, lease, lease, lease)
+	}
 }
 
 // fileSink is where a step writes the lines of an output: files under
