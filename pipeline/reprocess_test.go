@@ -142,7 +142,9 @@ func TestReprocessOwnDeadLettersParksAll(t *testing.T) {
 	o.Reprocess = true
 	o.Subscription = "dlq-sub"
 	o.DeadLetterTopic = "dlq" // the topic o.Subscription reads
-	o.IdleTimeout = 2 * time.Second
+	// A pass takes well under a second: a message comes back long before
+	// the run could go idle.
+	o.IdleTimeout = 5 * time.Second
 	o.PubSubHost = ps.Addr
 	o.MaxTotalAttempts = maxTotal
 	sum, p := runBounded(t, o, 2*time.Minute)

@@ -94,9 +94,10 @@ func defaultThrottle(o *Options) {
 // the default bound) it ends at once: the element answered 429 is
 // server-throttled, and those that cannot be sent before the bound runs out
 // are client-throttled, saying so. Without a Retry-After the pacer probes
-// until --max_wait (1 s here) runs out. Every call made was refused, and
-// the progress line says why the run waits (while it is not done: it is
-// asked here with one element to go).
+// until --max_wait (2 s here) runs out. Every call made was refused, every
+// element called is server-throttled, and the progress line says why the
+// run waits (while it is not done: it is asked here with one element to
+// go).
 func TestAlwaysRefusedJobEnds(t *testing.T) {
 	const n = 10
 	tests := []struct {
@@ -108,7 +109,7 @@ func TestAlwaysRefusedJobEnds(t *testing.T) {
 	}{
 		{"Retry-After of an hour, default max wait", false, 0,
 			"after the max stall (10m0s) runs out", "(Retry-After "},
-		{"no Retry-After, 1s max wait", true, time.Second, "the max wait (1s)", ", backing off"},
+		{"no Retry-After, 2s max wait", true, 2 * time.Second, "the max wait (2s)", ", backing off"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -121,8 +122,13 @@ func TestAlwaysRefusedJobEnds(t *testing.T) {
 			sum, p := runBounded(t, o, 2*time.Minute)
 
 			refused := srv.Handler.Stats().Rejected
-			if sum.Total() != n || sum.Success != 0 || sum.Errors != 0 || sum.ServerThrottled < 1 || sum.ServerThrottled > refused {
-				t.Errorf("summary %+v: want %d throttled, between 1 and the %d refused calls server-throttled", sum, n, refused)
+			// The default bound (10 minutes) leaves time for a call; a
+			// short one may run out before the first (on a busy machine).
+			if tc.maxWait == 0 && refused == 0 {
+				t.Errorf("no call made, want one")
+			}
+			if sum.Total() != n || sum.Success != 0 || sum.Errors != 0 || sum.ServerThrottled > refused || (refused > 0) != (sum.ServerThrottled > 0) {
+				t.Errorf("summary %+v: want %d throttled, at most the %d refused calls server-throttled, and some if any", sum, n, refused)
 			}
 			if sum.Requests != refused {
 				t.Errorf("%d calls made, %d refused: want every call refused", sum.Requests, refused)
@@ -139,7 +145,7 @@ func TestAlwaysRefusedJobEnds(t *testing.T) {
 					t.Errorf("client_throttled line %v: want an error containing %q", l, tc.wantCT)
 				}
 			}
-			if line := p.Line(n + 1); !strings.Contains(line, "waiting: the API answered 429") || !strings.Contains(line, tc.wantProgress) {
+			if line := p.Line(n + 1); refused > 0 && (!strings.Contains(line, "waiting: the API answered 429") || !strings.Contains(line, tc.wantProgress)) {
 				t.Errorf("progress line %q: want why it waits, with %q", line, tc.wantProgress)
 			}
 			t.Logf("summary %+v; %d calls; %s", sum, refused, p.Line(n))

@@ -400,8 +400,8 @@ func refusingServer(t *testing.T, noRetryAfter bool) *testserver.Server {
 // ServerThrottled, the ones the pacer holds for the Retry-After to
 // ClientThrottled, saying until when. Without one, the pacer keeps probing
 // until the max stall (1 s here) runs out (or its next probe would come
-// after it). Every call made was refused, and
-// every element answered 429 is server-throttled.
+// after it). Every call made was refused, and every element answered 429
+// is server-throttled.
 func TestAlwaysRefusedEnds(t *testing.T) {
 	const n = 20
 	for _, tc := range []struct {
@@ -426,8 +426,13 @@ func TestAlwaysRefusedEnds(t *testing.T) {
 			res := runPipeline(t, p, false)
 			got := outcomeMetrics(t, res)
 			rejected := srv.Handler.Stats().Rejected
-			if sumOutcomes(got) != n || got[MetricServerThrottled] < 1 || got[MetricServerThrottled] > rejected {
-				t.Errorf("outcomes %v: want %d in all, between 1 and the %d calls refused server-throttled", got, n, rejected)
+			// The 10-minute bound leaves time for a call; the 1 s one may
+			// run out before the first (on a busy machine).
+			if tc.maxStall > time.Minute && rejected == 0 {
+				t.Errorf("no call made, want one")
+			}
+			if sumOutcomes(got) != n || got[MetricServerThrottled] > rejected || (rejected > 0) != (got[MetricServerThrottled] > 0) {
+				t.Errorf("outcomes %v: want %d in all, at most the %d calls refused server-throttled, and some if any", got, n, rejected)
 			}
 			if calls := counter(t, res, MetricCalls); calls != rejected {
 				t.Errorf("%d calls made, the server refused %d: want every call refused", calls, rejected)
