@@ -2,6 +2,7 @@ package clientcall
 
 import (
 	"errors"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -63,6 +64,16 @@ func Classify(err error) Class {
 		return Throttled
 	}
 	return Failed
+}
+
+// Unreachable reports whether err says that a call never reached the
+// server: its connection could not be made (refused, no route, no such
+// host: a failed dial, *net.OpError with Op "dial", anywhere in the
+// chain). Such an error is [Failed] for [Classify]; the throttle also takes
+// it as a sign that the service is down, not that the element is bad.
+func Unreachable(err error) bool {
+	op, ok := errors.AsType[*net.OpError](err)
+	return ok && op.Op == "dial"
 }
 
 // Classifier lets users override [Classify], for example to treat a

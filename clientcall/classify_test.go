@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"testing"
 	"time"
 
@@ -206,5 +207,40 @@ func TestStatusError(t *testing.T) {
 				t.Errorf("Unwrap() = %v, want %v", got, tt.err.Err)
 			}
 		})
+	}
+}
+
+// TestUnreachable: the HTTP caller's error for a port where nothing
+// listens is unreachable (and Failed); an answer, a timeout or a closed
+// connection is not.
+func TestUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedURL := "http://" + ln.Addr().String() + "/api"
+	ln.Close()
+	_, refused := (&clientcall.HTTP{URL: closedURL}).Call(context.Background(), []byte("x"))
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"refused connection", refused, true},
+		{"wrapped", fmt.Errorf("calling: %w", refused), true},
+		{"nil", nil, false},
+		{"HTTP 503", &clientcall.StatusError{StatusCode: 503}, false},
+		{"timeout", &clientcall.StatusError{Err: context.DeadlineExceeded}, false},
+		{"closed mid-answer", &clientcall.StatusError{Err: &net.OpError{Op: "read", Net: "tcp", Err: io.EOF}}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := clientcall.Unreachable(tc.err); got != tc.want {
+				t.Errorf("Unreachable(%v) = %v, want %v", tc.err, got, tc.want)
+			}
+		})
+	}
+	if c := clientcall.Classify(refused); c != clientcall.Failed {
+		t.Errorf("Classify(refused) = %v, want failed", c)
 	}
 }

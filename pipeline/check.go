@@ -149,11 +149,15 @@ const listTimeout = 60 * time.Second
 //     workers run in this process, can be written: a small file is created
 //     under it (its directory too, if missing) and removed, as the file
 //     sinks will;
-//   - every --header_env variable is set and not empty.
+//   - every --header_env variable is set and not empty;
+//   - --idle_timeout is at least the lease of the messages pulled from
+//     --subscription (its ack deadline, read from Pub/Sub, and the
+//     reader's own): if not, a warning says that a restart may stop while
+//     messages a run that stopped holds are still leased.
 //
 // Validate checks the values and does no I/O; Check lists files (on Cloud
-// Storage too), writes and removes a file under --output_prefix and reads
-// the environment, so call it after Validate, just before Run. Where the
+// Storage too), writes and removes a file under --output_prefix, asks
+// Pub/Sub and reads the environment, so call it after Validate, just before Run. Where the
 // runner's workers run elsewhere (Dataflow; a job server with docker or
 // process workers) the workers' environment and filesystem decide: Check
 // then writes a warning to warn (nil: none) instead of refusing a
@@ -193,6 +197,7 @@ func (o Options) check(ctx context.Context, env startEnv, warn io.Writer) error 
 			errs = append(errs, err)
 		}
 	}
+	o.checkIdleTimeout(ctx, warn)
 	names := make([]string, 0, len(o.CallerOptions.HeaderEnv))
 	for name := range o.CallerOptions.HeaderEnv {
 		names = append(names, name)

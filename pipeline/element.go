@@ -108,12 +108,15 @@ func lookupCaller(name string) (CallerFactory, bool) {
 }
 
 // registeredCaller is the caller registered as Name, built on the worker
-// from Options once per DoFn instance (in Setup).
+// from Options once per DoFn instance (in Setup). It tells the run's
+// Progress (ID Progress) how each call went.
 type registeredCaller struct {
-	Name    string
-	Options CallerOptions
+	Name     string
+	Options  CallerOptions
+	Progress string
 
 	inner clientcall.Caller[[]byte, []byte]
+	p     *Progress
 }
 
 // newRegisteredCaller returns the caller registered as name, failing at
@@ -140,6 +143,7 @@ func (c *registeredCaller) Setup(ctx context.Context) error {
 		}
 	}
 	c.inner = inner
+	c.p = lookupProgress(c.Progress)
 	return nil
 }
 
@@ -153,7 +157,9 @@ func (c *registeredCaller) Teardown(ctx context.Context) error {
 // Call sends the payload to the caller built in Setup (which the throttle
 // runs before any call).
 func (c *registeredCaller) Call(ctx context.Context, payload []byte) ([]byte, error) {
-	return c.inner.Call(ctx, payload)
+	resp, err := c.inner.Call(ctx, payload)
+	c.p.observe(time.Now(), err)
+	return resp, err
 }
 
 // CallBatch sends the payloads in one call of the caller built in Setup,
@@ -163,7 +169,9 @@ func (c *registeredCaller) CallBatch(ctx context.Context, payloads [][]byte) ([]
 	if !ok {
 		return nil, fmt.Errorf("pipeline: caller %q has no batch form (CallBatch)", c.Name)
 	}
-	return b.CallBatch(ctx, payloads)
+	resp, err := b.CallBatch(ctx, payloads)
+	c.p.observe(time.Now(), err)
+	return resp, err
 }
 
 // checkBatch reports, naming the flag, whether the caller registered as

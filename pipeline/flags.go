@@ -88,7 +88,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.StringVar(&o.QuotaFail, "quota_fail", "open", "When the quota's service does not answer within --quota_timeout: open (send, limited by the adaptive throttle alone; counted and logged) or closed (postpone until it answers).")
 	fs.DurationVar(&o.QuotaTimeout, "quota_timeout", throttle.DefaultQuotaTimeout, "Longest wait for one round trip to the quota's service.")
 	fs.IntVar(&o.MaxBuffered, "max_buffered", 0, "Max elements buffered per group; more are shed to client_throttled at once (0 = no bound).")
-	fs.Var((*maxWaitFlag)(&o.MaxWait), "max_wait", "Postpone strategy: longest an element waits in its group's queue before it goes to client_throttled (or server_throttled after a 429): a duration, none or 0 (no bound; 0s too) or auto: no bound for files and --generate (every element is tried), 10m for --subscription and --generate_rate (bounds latency and backlog).")
+	fs.Var((*maxWaitFlag)(&o.MaxWait), "max_wait", "Postpone strategy: longest an element waits in its group's queue before it goes to client_throttled (or server_throttled after a 429): a duration, none or 0 (no bound; 0s too) or auto: for files and --generate, no bound while calls are accepted (every element is tried) but 10m once none has been, so a job against an API that refuses everything ends; 10m for --subscription and --generate_rate (bounds latency and backlog). An element that cannot be sent before its bound (a longer Retry-After) goes at once.")
 	fs.IntVar(&o.MaxPayload, "max_payload_bytes", 0, "Payloads larger than this go to errors without a call (0 = no limit).")
 	fs.BoolVar(&o.FailuresAsRejects, "failures_as_rejects", false, "Count non-overload failures (e.g. HTTP 400) as backend rejections in the throttle.")
 
@@ -213,7 +213,7 @@ var throttleFlags = map[string]string{
 	"WithGroups": "groups", "WithBatchSize": "batch_size", "WithBatchInterval": "batch_interval",
 	"WithStrategy": "strategy", "WithScope": "throttle_scope", "WithMaxAttempts": "max_attempts",
 	"WithMaxAge": "max_age", "WithCallTimeout": "call_timeout", "WithCallsInFlight": "calls_in_flight",
-	"WithMaxBuffered": "max_buffered", "WithMaxWait": "max_wait", "WithItemsPerCall": "items_per_call",
+	"WithMaxBuffered": "max_buffered", "WithMaxWait": "max_wait", "WithMaxStall": "max_wait", "WithItemsPerCall": "items_per_call",
 	"WithBytesPerCall": "bytes_per_call",
 
 	"WithQuota.Backend": "quota_backend", "WithQuota.Addr": "quota_address", "WithQuota.Key": "quota_key",

@@ -240,7 +240,7 @@ func FuzzDeadLetterAttributes(f *testing.F) {
 	f.Fuzz(func(t *testing.T, errText string, outcome uint8, status int, p float64, attempts int, group string,
 		first, last, retryAfter int64, messageID, pipeline string) {
 		r := fuzzRecord(errText, outcome, status, p, attempts, group, first, last, retryAfter)
-		a := deadLetterAttributes(r, messageID, pipeline)
+		a := deadLetterAttributes(r, messageID, pipeline, "")
 		if len(a) > pubsubio.MaxAttributes {
 			t.Errorf("%d attributes, limit %d", len(a), pubsubio.MaxAttributes)
 		}
@@ -262,8 +262,9 @@ func FuzzDeadLetterAttributes(f *testing.F) {
 			}
 		}
 		e := messageToElement(pubsubio.Message{Data: []byte("payload"), ID: "new-id", Attributes: a})
-		if attempts >= 0 && e.Attempts != attempts {
-			t.Errorf("attempts %d read back as %d (attribute %q)", attempts, e.Attempts, a[AttrAttempts])
+		// A pass counts one attempt at least.
+		if want := max(attempts, 1); attempts >= 0 && e.Attempts != want {
+			t.Errorf("attempts %d read back as %d (attribute %q), want %d", attempts, e.Attempts, a[AttrAttempts], want)
 		}
 		if messageID != "" && len(messageID) <= pubsubio.MaxAttributeValueBytes && e.MessageID != messageID {
 			t.Errorf("message ID %q read back as %q", messageID, e.MessageID)

@@ -73,7 +73,8 @@ type Options struct {
 	MaxBuffered   int
 	// MaxWait bounds how long an element waits in its group's queue under
 	// the postpone strategy: 0 means DefaultStreamingMaxWait for streaming
-	// sources (a subscription, GenerateRate) and no bound for bounded ones;
+	// sources (a subscription, GenerateRate) and, for bounded ones, no bound
+	// while calls are accepted but DefaultBoundedMaxStall without one;
 	// NoMaxWait means no bound.
 	MaxWait           time.Duration
 	FailuresAsRejects bool
@@ -113,7 +114,7 @@ func (o Options) throttleOptions() ([]throttle.Option, error) {
 	opts := []throttle.Option{throttle.WithGroups(o.Groups), throttle.WithBatchSize(o.BatchSize),
 		throttle.WithBatchInterval(o.BatchInterval), throttle.WithK(o.K), throttle.WithMaxAttempts(o.MaxAttempts),
 		throttle.WithMaxAge(o.MaxAge), throttle.WithCallTimeout(o.CallTimeout), throttle.WithCallsInFlight(o.CallsInFlight),
-		throttle.WithMaxBuffered(o.MaxBuffered), throttle.WithMaxWait(o.maxWait()),
+		throttle.WithMaxBuffered(o.MaxBuffered), throttle.WithMaxWait(o.maxWait()), throttle.WithMaxStall(o.maxStall()),
 		throttle.WithItemsPerCall(cmp.Or(o.ItemsPerCall, throttle.DefaultItemsPerCall)), throttle.WithBytesPerCall(o.BytesPerCall)}
 	if o.FailuresAsRejects {
 		opts = append(opts, throttle.WithCountFailuresAsRejects())
@@ -160,9 +161,16 @@ const (
 	// bounds the latency of an element and the backlog of a stream that
 	// offers more than the quota for good; what waits longer goes to the
 	// throttled outputs (the dead-letter topic) for a later reprocessing.
-	// Bounded sources wait without bound: every element is tried, and the
-	// job takes as long as the quota needs.
+	// Bounded sources have DefaultBoundedMaxStall instead.
 	DefaultStreamingMaxWait = 10 * time.Minute
+	// DefaultBoundedMaxStall is the bound of bounded sources (files,
+	// Generate): an element waits as long as calls keep being accepted, so
+	// every element is tried and the job takes as long as the quota needs;
+	// but once no call has been accepted for this long (an API that
+	// refuses everything, or cannot be reached), what still waits goes to
+	// the throttled outputs and the job ends. A Retry-After longer than
+	// that ends it at once.
+	DefaultBoundedMaxStall = 10 * time.Minute
 )
 
 // quota returns the shared quota of the options; its error names
@@ -189,6 +197,19 @@ func (o Options) quota() (throttle.QuotaConfig, error) {
 	return q, nil
 }
 
+// maxStall resolves MaxWait for the source: the bound on a wait without
+// progress (throttle.WithMaxStall), or 0 for none.
+func (o Options) maxStall() time.Duration {
+	if o.MaxWait == 0 && !o.streaming() {
+		return DefaultBoundedMaxStall
+	}
+	return 0
+}
+
+// streaming reports whether the source is unbounded (a subscription, or
+// Generate at GenerateRate).
+func (o Options) streaming() bool { return o.Subscription != "" || o.GenerateRate > 0 }
+
 // maxWait resolves MaxWait for the source: the bound, or 0 for none.
 func (o Options) maxWait() time.Duration {
 	switch {
@@ -196,7 +217,7 @@ func (o Options) maxWait() time.Duration {
 		return 0
 	case o.MaxWait > 0:
 		return o.MaxWait
-	case o.Subscription != "" || o.GenerateRate > 0:
+	case o.streaming():
 		return DefaultStreamingMaxWait
 	}
 	return 0
@@ -254,6 +275,7 @@ func throttleAndWrite(s beam.Scope, in beam.PCollection, o Options, extraErrors,
 	if err != nil {
 		return Outputs{}, err
 	}
+	caller.Progress = o.progress
 	if o.ItemsPerCall > 1 || o.BytesPerCall > 0 {
 		if err := caller.checkBatch(); err != nil {
 			return Outputs{}, err
@@ -272,11 +294,28 @@ func throttleAndWrite(s beam.Scope, in beam.PCollection, o Options, extraErrors,
 	if len(extraErrors) > 0 {
 		errs = beam.Flatten(s, append([]beam.PCollection{errs}, extraErrors...)...)
 	}
+	ct, st := out.ClientThrottled, out.ServerThrottled
+	// With a dead-letter topic, the records whose message Pub/Sub would
+	// refuse become errors saying so (refused), in the errors files only:
+	// every element is in one output.
+	var deadMsgs, refused []beam.PCollection
+	var published beam.PCollection // the errors also published (--dead_letter_errors)
+	if o.DeadLetterTopic != "" {
+		dl := &deadLetterFn{Pipeline: o.Name, Run: o.reprocessRun}
+		split := func(records beam.PCollection) beam.PCollection {
+			kept, msgs, bad := beam.ParDo3(s, dl, records)
+			deadMsgs, refused = append(deadMsgs, msgs), append(refused, bad)
+			return kept
+		}
+		ct, st = split(ct), split(st)
+		if o.DeadLetterErrors {
+			published = split(errs)
+		}
+	}
 	res := Outputs{
 		Success:         beam.ParDo(s, &resultLineFn{Progress: o.progress}, out.Success),
-		ClientThrottled: beam.ParDo(s, &failureLineFn{Progress: o.progress}, out.ClientThrottled),
-		ServerThrottled: beam.ParDo(s, &failureLineFn{Progress: o.progress}, out.ServerThrottled),
-		Errors:          beam.ParDo(s, &failureLineFn{Progress: o.progress}, errs),
+		ClientThrottled: beam.ParDo(s, &failureLineFn{Progress: o.progress}, ct),
+		ServerThrottled: beam.ParDo(s, &failureLineFn{Progress: o.progress}, st),
 	}
 	// Every output is written to files; an outcome that also goes to a topic
 	// counts as done (its message acknowledged) once published, otherwise
@@ -285,21 +324,30 @@ func throttleAndWrite(s beam.Scope, in beam.PCollection, o Options, extraErrors,
 		OutSuccess:         WriteLines(s, o.OutputPrefix, OutSuccess, res.Success, o.writeOptions()...),
 		OutClientThrottled: WriteLines(s, o.OutputPrefix, OutClientThrottled, res.ClientThrottled, o.writeOptions()...),
 		OutServerThrottled: WriteLines(s, o.OutputPrefix, OutServerThrottled, res.ServerThrottled, o.writeOptions()...),
-		OutErrors:          WriteLines(s, o.OutputPrefix, OutErrors, res.Errors, o.writeOptions()...),
 	}
-	done := []beam.PCollection{written[OutSuccess], written[OutErrors]}
-	if o.DeadLetterTopic != "" {
-		dead := []beam.PCollection{out.ClientThrottled, out.ServerThrottled}
-		if o.DeadLetterErrors {
-			dead = append(dead, errs)
-			done = done[:1]
+	done := []beam.PCollection{written[OutSuccess]}
+	if o.DeadLetterTopic != "" && o.DeadLetterErrors {
+		// Two sinks of errors: those also published, done once published,
+		// and those Pub/Sub refused, done once written.
+		both := beam.ParDo(s, &failureLineFn{Progress: o.progress}, published)
+		only := beam.ParDo(s, &failureLineFn{Progress: o.progress}, beam.Flatten(s, refused...))
+		WriteLines(s, o.OutputPrefix, OutErrors, both, o.writeOptions()...)
+		done = append(done, WriteLines(s, o.OutputPrefix, OutErrors, only, o.writeOptions()...))
+		res.Errors = beam.Flatten(s, both, only)
+	} else {
+		all := errs
+		if len(refused) > 0 {
+			all = beam.Flatten(s, append([]beam.PCollection{errs}, refused...)...)
 		}
-		msgs := beam.ParDo(s, &deadLetterFn{Pipeline: o.Name, Run: o.reprocessRun}, beam.Flatten(s, dead...))
-		published, err := publish(s.Scope("DeadLetter"), o.publishConfig(o.DeadLetterTopic), o.files(), msgs)
+		res.Errors = beam.ParDo(s, &failureLineFn{Progress: o.progress}, all)
+		done = append(done, WriteLines(s, o.OutputPrefix, OutErrors, res.Errors, o.writeOptions()...))
+	}
+	if o.DeadLetterTopic != "" {
+		pub, err := publish(s.Scope("DeadLetter"), o.publishConfig(o.DeadLetterTopic), o.files(), beam.Flatten(s, deadMsgs...))
 		if err != nil {
 			return Outputs{}, fmt.Errorf("--dead_letter_topic: %w", err)
 		}
-		done = append(done, published)
+		done = append(done, pub)
 	} else {
 		done = append(done, written[OutClientThrottled], written[OutServerThrottled])
 	}

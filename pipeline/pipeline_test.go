@@ -404,7 +404,8 @@ func TestPublishFailureFailsRun(t *testing.T) {
 
 // TestOversizePayloadToErrorFile: a payload over Pub/Sub's 10 MB limit
 // cannot be dead-lettered; it is written to the errors files with a clear
-// message instead of failing the job forever.
+// message instead of failing the job forever, and only there: every
+// element is in exactly one output, in the files and in the summary.
 func TestOversizePayloadToErrorFile(t *testing.T) {
 	ps := emulator(t, "dlq")
 	dir := t.TempDir()
@@ -417,13 +418,20 @@ func TestOversizePayloadToErrorFile(t *testing.T) {
 	o.Caller = "always429"
 	o.DeadLetterTopic = "dlq"
 	o.PubSubHost = ps.Addr
-	sum := run(t, o)
-	if sum.DeadLetterRejected != 1 {
-		t.Errorf("summary %+v: want 1 refused by Pub/Sub", sum)
+	sum, progress := runCounted(t, o)
+	if sum.DeadLetterRejected != 1 || sum.Errors != 1 || sum.ClientThrottled+sum.ServerThrottled != 1 || sum.Total() != 2 {
+		t.Errorf("summary %+v: want 1 refused by Pub/Sub and counted as an error, 1 throttled", sum)
+	}
+	if progress[OutErrors] != 1 || progress[OutClientThrottled]+progress[OutServerThrottled] != 1 {
+		t.Errorf("progress %v: want 1 error and 1 throttled", progress)
 	}
 	errs := readLines(t, o.OutputPrefix, OutErrors)
-	if len(errs) != 1 || len(errs[0]["input"].(string)) != len(big) || !strings.Contains(errs[0]["error"].(string), "cannot publish to Pub/Sub") {
+	if len(errs) != 1 || len(errs[0]["input"].(string)) != len(big) || !strings.Contains(errs[0]["error"].(string), "cannot publish to the dead-letter topic: pubsubio: message too large") {
 		t.Errorf("%d error lines; want the big payload with a clear message", len(errs))
+	}
+	throttled := append(readLines(t, o.OutputPrefix, OutClientThrottled), readLines(t, o.OutputPrefix, OutServerThrottled)...)
+	if len(throttled) != 1 || throttled[0]["input"] != `{"small":1}` {
+		t.Errorf("%d throttled lines; want only the small payload's", len(throttled))
 	}
 	msgs, err := pubsubio.Drain(context.Background(), project, "dlq-sub", ps.Addr)
 	if err != nil || len(msgs) != 1 || string(msgs[0].Data) != `{"small":1}` {

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/google/uuid"
 
+	"github.com/beamthrottle/beamthrottle/clientcall"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle"
 )
 
@@ -44,6 +45,22 @@ type Progress struct {
 	out    io.Writer
 	every  time.Duration
 	counts map[string]*atomic.Int64 // by progressOutputs; the map is never written after NewProgress
+
+	mu  sync.Mutex
+	api apiState // what the run's calls heard last (see observe)
+}
+
+// apiState is what a run's calls heard from the API lately, and the bounds
+// of the run's waits, for the progress line's account of a wait.
+type apiState struct {
+	start      time.Time     // when the run started
+	maxWait    time.Duration // the run's bounds (Options.maxWait, maxStall); 0: none
+	maxStall   time.Duration
+	lastOK     time.Time     // the last call accepted
+	refused    int           // calls refused since (429, or the API could not be reached)
+	lastRefuse time.Time     // the last of them
+	retryAfter time.Duration // its Retry-After, 0 if none
+	down       bool          // it could not reach the API
 }
 
 // NewProgress returns a Progress that writes its line to out every `every`
@@ -82,10 +99,77 @@ func (p *Progress) Line(total int64) string {
 			parts = append(parts, fmt.Sprintf("%s=%d", name, n))
 		}
 	}
+	line := fmt.Sprintf("progress: %d done %s", done, strings.Join(parts, " "))
 	if total > 0 {
-		return fmt.Sprintf("progress: %d/%d done (%.0f%%) %s", done, total, 100*float64(done)/float64(total), strings.Join(parts, " "))
+		line = fmt.Sprintf("progress: %d/%d done (%.0f%%) %s", done, total, 100*float64(done)/float64(total), strings.Join(parts, " "))
 	}
-	return fmt.Sprintf("progress: %d done %s", done, strings.Join(parts, " "))
+	if w := p.waiting(); w != "" && (total <= 0 || done < total) {
+		line += "; waiting: " + w
+	}
+	return line
+}
+
+// observe notes the outcome of a call of the run made at now (err nil for
+// an accepted one), for the progress line: it says why the run waits while
+// the API refuses calls (HTTP 429, with or without Retry-After) or cannot
+// be reached. Other errors are answers too: they end such a wait.
+func (p *Progress) observe(now time.Time, err error) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	a := &p.api
+	switch {
+	case err == nil:
+		a.lastOK, a.refused = now, 0
+	case clientcall.Classify(err) == clientcall.Throttled:
+		a.refused++
+		a.lastRefuse, a.down = now, false
+		a.retryAfter, _ = clientcall.RetryAfter(err)
+	case clientcall.Unreachable(err):
+		a.refused++
+		a.lastRefuse, a.down, a.retryAfter = now, true, 0
+	default:
+		a.refused = 0
+	}
+}
+
+// waiting says why the run waits and until when, if its last calls were
+// refused; "" otherwise.
+func (p *Progress) waiting() string {
+	p.mu.Lock()
+	a := p.api
+	p.mu.Unlock()
+	if a.refused == 0 {
+		return ""
+	}
+	const clock = "15:04:05"
+	calls := fmt.Sprintf("the last call (at %s)", a.lastRefuse.Format(clock))
+	if a.refused > 1 {
+		calls = fmt.Sprintf("the last %d calls (the last at %s)", a.refused, a.lastRefuse.Format(clock))
+	}
+	why := "the API answered 429 to " + calls
+	switch {
+	case a.down:
+		why = "the API could not be reached on " + calls
+	case a.retryAfter > 0:
+		why += fmt.Sprintf(", asking for none before %s (Retry-After %v)", a.lastRefuse.Add(a.retryAfter).Format(clock), a.retryAfter)
+	default:
+		why += ", backing off"
+	}
+	switch {
+	case a.maxStall > 0:
+		since := a.start
+		if a.lastOK.After(since) {
+			since = a.lastOK
+		}
+		return why + fmt.Sprintf("; what is not sent by %s goes to the throttled outputs (--max_wait auto: %v with no call accepted)",
+			since.Add(a.maxStall).Format(clock), a.maxStall)
+	case a.maxWait > 0:
+		return why + fmt.Sprintf("; an element not sent within %v of its arrival goes to the throttled outputs (--max_wait)", a.maxWait)
+	}
+	return why + " (--max_wait none: elements wait as long as it takes)"
 }
 
 // add counts n elements of the named output.
@@ -111,6 +195,9 @@ func (p *Progress) attach(o *Options) (detach func()) {
 	for _, c := range p.counts {
 		c.Store(0)
 	}
+	p.mu.Lock()
+	p.api = apiState{start: time.Now(), maxWait: o.maxWait(), maxStall: o.maxStall()}
+	p.mu.Unlock()
 	progressRuns.Store(p.id, p)
 	o.progress = p.id
 	return func() { progressRuns.Delete(p.id) }

@@ -1,7 +1,11 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,7 +21,7 @@ import (
 
 func init() {
 	register.Function1x1[pubsubio.Message, Element](messageToElement)
-	register.DoFn2x0[throttle.Record, func(pubsubio.Message)](&deadLetterFn{})
+	register.DoFn5x0[context.Context, throttle.Record, func(throttle.Record), func(pubsubio.Message), func(throttle.Record)](&deadLetterFn{})
 	register.Function1x1[Result, pubsubio.Message](resultToMessage)
 	register.Function1x2[pubsubio.Rejected, string, error](formatRejected)
 	register.Function1x2[pubsubio.Rejected, Line, error](rejectedLine)
@@ -32,7 +36,7 @@ const (
 	AttrStatusCode  = "status_code"           // HTTP status, when known
 	AttrGRPCCode    = "grpc_code"             // gRPC code, when known
 	AttrProbability = "rejection_probability" // client rejection probability at decision time
-	AttrAttempts    = "attempts"              // total attempts, across reprocessing runs
+	AttrAttempts    = "attempts"              // total attempts, across reprocessing runs; each pass counts one at least
 	AttrFirst       = "first_attempt"         // RFC 3339, first attempt of the last run
 	AttrLast        = "last_attempt"          // RFC 3339
 	AttrMessageID   = "message_id"            // the original Pub/Sub message ID, when the input came from Pub/Sub
@@ -62,31 +66,90 @@ func messageToElement(m pubsubio.Message) Element {
 	return e
 }
 
-// deadLetterFn turns failure Records into dead-letter messages.
+// deadLetterFn turns failure Records into dead-letter messages (msgs),
+// passing each Record on (kept) for its output's files, unless Pub/Sub
+// would refuse its message (too large, see pubsubio.Validate): that Record
+// becomes an error Record saying why (refused), for the errors files only,
+// so that the element is in one output. The summary moves it from the
+// output it came from to errors (see refusedCounters).
 type deadLetterFn struct {
 	Pipeline string
 	Run      string // the reprocessing run's ID (AttrReprocessRun), "" for other runs
 }
 
-func (f *deadLetterFn) ProcessElement(r throttle.Record, emit func(pubsubio.Message)) {
-	a := deadLetterAttributes(r, r.MessageID, f.Pipeline)
-	if f.Run != "" {
-		a[AttrReprocessRun] = f.Run
+func (f *deadLetterFn) ProcessElement(ctx context.Context, r throttle.Record, kept func(throttle.Record), msgs func(pubsubio.Message), refused func(throttle.Record)) {
+	m := pubsubio.Message{Data: r.Input, Attributes: deadLetterAttributes(r, r.MessageID, f.Pipeline, f.Run), AckID: r.AckID}
+	err := pubsubio.Validate(m)
+	if err == nil {
+		kept(r)
+		msgs(m)
+		return
 	}
-	emit(pubsubio.Message{Data: r.Input, Attributes: a, AckID: r.AckID})
+	deadLetterRejected.Inc(ctx, 1)
+	if c, ok := refusedCounters[outputOf(r.Outcome)]; ok {
+		c.Inc(ctx, 1)
+	}
+	e := r
+	e.Outcome = throttle.OutcomeError
+	e.Error = "pipeline: cannot publish to the dead-letter topic: " + err.Error()
+	if r.Error != "" {
+		e.Error += "; original error (" + string(r.Outcome) + "): " + r.Error
+	}
+	refused(e)
 }
 
-// deadLetterAttributes builds the attributes of a dead-letter message,
-// within Pub/Sub's limits (at most 100 attributes, values at most 1024
-// bytes).
-func deadLetterAttributes(r throttle.Record, messageID, pipeline string) map[string]string {
+// deadLetterRejected counts the dead-letter messages Pub/Sub would refuse
+// (Summary.DeadLetterRejected), with the messages of other topics it
+// refused (see publish).
+var deadLetterRejected = beam.NewCounter(metricsNamespace, metricDeadLetterRejected)
+
+// refusedCounters count, by the output they came from, the throttled
+// records whose dead-letter message Pub/Sub would refuse: they went to the
+// errors output instead, and the summary moves them there.
+var refusedCounters = map[string]beam.Counter{
+	OutClientThrottled: beam.NewCounter(metricsNamespace, refusedPrefix+OutClientThrottled),
+	OutServerThrottled: beam.NewCounter(metricsNamespace, refusedPrefix+OutServerThrottled),
+}
+
+// refusedPrefix starts the names of refusedCounters.
+const refusedPrefix = "dead_letter_refused_"
+
+// ownAttributes are the attributes this pipeline sets on the messages it
+// writes: a dead-letter message gets them afresh, not from the message it
+// came from.
+var ownAttributes = map[string]bool{
+	AttrError: true, AttrOutcome: true, AttrStatusCode: true, AttrGRPCCode: true, AttrProbability: true,
+	AttrAttempts: true, AttrFirst: true, AttrLast: true, AttrMessageID: true, AttrGroup: true, AttrPipeline: true,
+	AttrRetryAfter: true, AttrReprocessRun: true, AttrParkedReason: true,
+}
+
+// deadLetterAttributes builds the attributes of a dead-letter message: this
+// pipeline's (run, the reprocessing run's ID, "" for none), and then, as
+// room allows in key order, those of the message the record came from
+// (r.Attributes), within Pub/Sub's limits (at most 100 attributes, values
+// at most 1024 bytes).
+//
+// Its attempts count this pass through the throttle as one at least, even
+// when no call was made (the element was held until its wait ran out, or
+// its payload was refused): every trip through a dead-letter topic counts
+// toward --max_total_attempts, so a reprocessing run that reads its own
+// dead letters parks each of them in the end. A message whose attempts
+// attribute was malformed starts again from this pass.
+func deadLetterAttributes(r throttle.Record, messageID, pipeline, run string) map[string]string {
+	prior, err := strconv.Atoi(r.Attributes[AttrAttempts])
+	if err != nil || prior < 0 {
+		prior = 0
+	}
 	a := map[string]string{
 		AttrError:       truncateUTF8(r.Error, pubsubio.MaxAttributeValueBytes),
 		AttrOutcome:     string(r.Outcome),
 		AttrProbability: strconv.FormatFloat(r.Probability, 'f', 4, 64),
-		AttrAttempts:    strconv.Itoa(r.Attempts),
+		AttrAttempts:    strconv.Itoa(max(r.Attempts, prior+1)),
 		AttrGroup:       truncateUTF8(r.Group, pubsubio.MaxAttributeValueBytes),
 		AttrPipeline:    truncateUTF8(pipeline, pubsubio.MaxAttributeValueBytes),
+	}
+	if run != "" {
+		a[AttrReprocessRun] = run
 	}
 	if r.StatusCode != 0 {
 		a[AttrStatusCode] = strconv.Itoa(r.StatusCode)
@@ -105,6 +168,14 @@ func deadLetterAttributes(r throttle.Record, messageID, pipeline string) map[str
 	}
 	if messageID != "" {
 		a[AttrMessageID] = truncateUTF8(messageID, pubsubio.MaxAttributeValueBytes)
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.Attributes)) {
+		if len(a) >= pubsubio.MaxAttributes {
+			break
+		}
+		if !ownAttributes[k] {
+			a[k] = r.Attributes[k]
+		}
 	}
 	return a
 }
@@ -195,6 +266,38 @@ func (o Options) publishConfig(topic string) pubsubio.PublishConfig {
 // subscription (none when o.Subscription is "").
 func (o Options) ackConfig() pubsubio.AckConfig {
 	return pubsubio.AckConfig{Project: o.project(), Subscription: o.Subscription, Endpoint: o.pubsubEndpoint()}
+}
+
+// leaseTimeout bounds the look-up of the subscription's ack deadline at
+// start.
+const leaseTimeout = 30 * time.Second
+
+// checkIdleTimeout warns, on warn, when --idle_timeout is shorter than the
+// lease of the messages pulled from --subscription (pubsubio.Lease): a run
+// started less than that after another stopped (killed, say) may find
+// nothing while the messages that one held are still leased, stop, and
+// report the subscription drained. It warns rather than refuses: a short
+// idle timeout is right when no other run held messages (a fresh
+// subscription, a restart after the lease ran out), and the lease, a
+// minute, would otherwise be added to every such run. If the
+// subscription's ack deadline cannot be read, it says so and compares with
+// the reader's own lease.
+func (o Options) checkIdleTimeout(ctx context.Context, warn io.Writer) {
+	if o.Subscription == "" || o.IdleTimeout <= 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, leaseTimeout)
+	defer cancel()
+	lease, err := pubsubio.Lease(ctx, o.readConfig())
+	if err != nil {
+		fmt.Fprintf(warn, "warning: --idle_timeout: cannot read the ack deadline of --subscription=%s (%v); comparing with the reader's lease (%v) only\n", o.Subscription, err, lease)
+	}
+	if o.IdleTimeout < lease {
+		fmt.Fprintf(warn, "warning: --idle_timeout: %v is shorter than the lease of the messages pulled from --subscription=%s (%v): "+
+			"if a run that stopped less than %v ago held some, this run may stop before they are delivered again and report the subscription drained; "+
+			"after a crash, wait %v before starting it or use --idle_timeout=%v or more\n",
+			o.IdleTimeout, o.Subscription, lease, lease, lease, lease)
+	}
 }
 
 // fileSink is where a step writes the lines of an output: files under

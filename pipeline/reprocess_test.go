@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,5 +114,108 @@ func TestReprocessOwnDeadLetters(t *testing.T) {
 			}
 			t.Logf("summary %+v", sum)
 		})
+	}
+}
+
+// TestReprocessOwnDeadLettersParksAll: every pass through the dead-letter
+// topic counts toward --max_total_attempts, even one in which no call was
+// made. With the default throttle against an API whose Retry-After (an
+// hour) outlasts --max_wait, the elements held for it are client-throttled
+// without a call; a reprocessing run that reads its own dead letters still
+// parks every message after --max_total_attempts passes, goes idle and
+// ends, and every message is counted once.
+func TestReprocessOwnDeadLettersParksAll(t *testing.T) {
+	const n, maxTotal = 12, 3
+	ps := emulator(t, "dlq")
+	var msgs []pubsubio.Message
+	for i := range n {
+		msgs = append(msgs, pubsubio.Message{Data: []byte(fmt.Sprintf(`{"msg":%d}`, i)), Attributes: map[string]string{"custom": "kept"}})
+	}
+	if _, err := pubsubio.PublishMessages(context.Background(), project, "dlq", ps.Addr, msgs); err != nil {
+		t.Fatal(err)
+	}
+	srv := refusingAPI(t, false)
+	o := baseOptions(t)
+	defaultThrottle(&o)
+	o.MaxWait = time.Second
+	o.CallerOptions.URL = srv.Endpoint()
+	o.Reprocess = true
+	o.Subscription = "dlq-sub"
+	o.DeadLetterTopic = "dlq" // the topic o.Subscription reads
+	// A pass takes well under a second: a message comes back long before
+	// the run could go idle.
+	o.IdleTimeout = 5 * time.Second
+	o.PubSubHost = ps.Addr
+	o.MaxTotalAttempts = maxTotal
+	sum, p := runBounded(t, o, 2*time.Minute)
+
+	// Read with attempts 0, 1 and 2, dead-lettered each time; read with 3,
+	// parked.
+	if sum.Reprocessed != n || sum.Parked != n || sum.Total() != n || sum.Reread != maxTotal*n {
+		t.Errorf("summary %+v: want %d read, parked and accounted for, and %d re-reads", sum, n, maxTotal*n)
+	}
+	if got := p.Counts(); got[OutParked] != n {
+		t.Errorf("progress %v: want %d parked", got, n)
+	}
+	parked := readLines(t, o.OutputPrefix, OutParked)
+	seen := map[string]bool{}
+	for _, l := range parked {
+		seen[l["input"].(string)] = true
+		attrs, _ := l["attributes"].(map[string]any)
+		if l["attempts"] != float64(maxTotal) || attrs["custom"] != "kept" {
+			t.Errorf("parked line %v: want attempts %d and the original attributes", l, maxTotal)
+		}
+	}
+	if len(parked) != n || len(seen) != n {
+		t.Errorf("%d parked lines for %d messages, want %d", len(parked), len(seen), n)
+	}
+	if left, err := pubsubio.Drain(context.Background(), project, "dlq-sub", ps.Addr); err != nil || len(left) != 0 {
+		t.Errorf("dead-letter subscription: %d messages left, %v; want none", len(left), err)
+	}
+	t.Logf("summary %+v; %d calls", sum, srv.Handler.Stats().Rejected)
+}
+
+// TestRedeadLetterKeepsAttributes: a reprocessing run that dead-letters a
+// message again keeps the attributes it came with, and its attempts go on
+// counting: from the attribute for a throttled message, from this pass for
+// one whose attempts attribute was malformed (an error, dead-lettered with
+// --dead_letter_errors, the malformed value in its error).
+func TestRedeadLetterKeepsAttributes(t *testing.T) {
+	ps := emulator(t, "dlq", "dlq2")
+	msgs := []pubsubio.Message{
+		{Data: []byte("throttled"), Attributes: map[string]string{AttrAttempts: "2", "custom": "kept", AttrStatusCode: "503"}},
+		{Data: []byte("malformed"), Attributes: map[string]string{AttrAttempts: "many", "custom": "kept"}},
+	}
+	if _, err := pubsubio.PublishMessages(context.Background(), project, "dlq", ps.Addr, msgs); err != nil {
+		t.Fatal(err)
+	}
+	o := baseOptions(t)
+	o.Caller = "always429"
+	o.Reprocess = true
+	o.Subscription = "dlq-sub"
+	o.DeadLetterTopic = "dlq2"
+	o.DeadLetterErrors = true
+	o.IdleTimeout = time.Second
+	o.PubSubHost = ps.Addr
+	sum := run(t, o)
+	if sum.Reprocessed != 2 || sum.Errors != 1 || sum.ServerThrottled+sum.ClientThrottled != 1 || sum.Total() != 2 {
+		t.Errorf("summary %+v: want one error and one throttled of 2", sum)
+	}
+	out, err := pubsubio.Drain(context.Background(), project, "dlq2-sub", ps.Addr)
+	if err != nil || len(out) != 2 {
+		t.Fatalf("dead-letter topic: %d messages, %v; want 2", len(out), err)
+	}
+	for _, m := range out {
+		a := m.Attributes
+		want := map[string]string{"throttled": "3", "malformed": "1"}[string(m.Data)]
+		if a["custom"] != "kept" || a[AttrAttempts] != want {
+			t.Errorf("message %q: attributes %v, want custom kept and attempts %s", m.Data, a, want)
+		}
+		if string(m.Data) == "malformed" && !strings.Contains(a[AttrError], `malformed "attempts" attribute "many"`) {
+			t.Errorf("message %q: error %q, want the malformed value", m.Data, a[AttrError])
+		}
+		if string(m.Data) == "throttled" && a[AttrStatusCode] == "503" {
+			t.Errorf("message %q: status code %q from the pass before", m.Data, a[AttrStatusCode])
+		}
 	}
 }

@@ -34,8 +34,11 @@ type Summary struct {
 	Generated int64
 	// Buffered counts the elements that reached a throttle group's buffer.
 	Buffered int64
-	// DeadLetterRejected counts dead-letter messages Pub/Sub refused (too
-	// large, ...): they were written to the errors files instead.
+	// DeadLetterRejected counts the messages Pub/Sub refused (too large,
+	// ...). A refused dead letter's element is written to the errors files
+	// only, and counted in Errors, not in the output it came from; a
+	// refused --success_topic or --parked_topic message is written to the
+	// errors files too, and stays counted as a success or parked.
 	DeadLetterRejected int64
 	// Interrupted counts the elements routed without a call because the
 	// run was interrupted (see Run); they are counted in ClientThrottled,
@@ -98,6 +101,12 @@ func SummaryFrom(res beam.PipelineResult) Summary {
 				dst, sign = &s.ServerThrottled, -1
 			case rereadPrefix + OutErrors:
 				dst, sign = &s.Errors, -1
+			case refusedPrefix + OutClientThrottled: // dead-lettered as errors
+				dst, sign = &s.ClientThrottled, -1
+				s.Errors += c.Result()
+			case refusedPrefix + OutServerThrottled:
+				dst, sign = &s.ServerThrottled, -1
+				s.Errors += c.Result()
 			}
 			if strings.HasPrefix(c.Key.Name, rereadPrefix) {
 				s.Reread += c.Result()

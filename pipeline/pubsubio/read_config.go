@@ -2,8 +2,12 @@ package pubsubio
 
 import (
 	"cmp"
+	"context"
 	"errors"
+	"fmt"
 	"time"
+
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 )
 
 // Defaults of ReadConfig, used for zero fields.
@@ -94,4 +98,27 @@ func (c ReadConfig) withDefaults() ReadConfig {
 	c.MaxExtension = cmp.Or(c.MaxExtension, DefaultMaxExtension)
 	c.PollTimeout = cmp.Or(c.PollTimeout, DefaultPollTimeout)
 	return c
+}
+
+// Lease returns how long a message Read pulled with cfg may stay leased
+// after its reader stopped (its process was killed, say), before Pub/Sub
+// delivers it again: the longer of cfg.AckDeadline (or its default), the
+// lease Read asks for and renews, and the subscription's own ack deadline,
+// which holds until Read's first request. A Read whose IdleTimeout is
+// shorter may stop, finding nothing, while messages a stopped reader held
+// are still leased. It asks Pub/Sub for the subscription's configuration;
+// if that fails, it returns Read's own lease and the error.
+func Lease(ctx context.Context, cfg ReadConfig) (time.Duration, error) {
+	lease := cfg.withDefaults().AckDeadline
+	c, err := newClient(ctx, cfg.Project, cfg.Endpoint)
+	if err != nil {
+		return lease, err
+	}
+	defer c.Close()
+	name := subscriptionName(cfg.Project, cfg.Subscription)
+	sub, err := c.SubscriptionAdminClient.GetSubscription(ctx, &pubsubpb.GetSubscriptionRequest{Subscription: name})
+	if err != nil {
+		return lease, fmt.Errorf("pubsubio: reading subscription %s: %w", name, err)
+	}
+	return max(lease, time.Duration(sub.GetAckDeadlineSeconds())*time.Second), nil
 }

@@ -31,6 +31,7 @@ func init() {
 	register.Function1x1[Record, bool](timeoutRecordOK)
 	register.Function1x1[Record, bool](bufferFullOK)
 	register.Function1x1[Record, bool](expiredOK)
+	register.DoFn2x0[Record, func(string)](&errorLacks{})
 }
 
 // alwaysThrottled answers 429 with a Retry-After of 0 to everything.
@@ -343,8 +344,8 @@ func expiredOK(r Record) bool {
 	switch r.Outcome {
 	case OutcomeServerThrottled: // tried, and its last answer was a 429
 		return r.StatusCode == 429 && r.Attempts >= 1
-	case OutcomeClientThrottled: // never tried: the pacer held it back
-		return r.Attempts == 0 && r.Error == "Throttled by Client. Waited longer than the max wait (2s)"
+	case OutcomeClientThrottled: // never tried: the pacer held it back (past its max wait)
+		return r.Attempts == 0 && strings.HasPrefix(r.Error, "Throttled by Client. ") && strings.Contains(r.Error, "the max wait (2s)")
 	}
 	return false
 }
@@ -367,5 +368,85 @@ func TestMaxWaitExpires(t *testing.T) {
 	res := runPipeline(t, p, true)
 	if st := counter(t, res, MetricServerThrottled); st == 0 {
 		t.Errorf("server throttled = 0, want the elements the pacer sent")
+	}
+}
+
+// refusingServer starts a quota server that refuses every call from now
+// on with 429 (a fixed window of one call an hour, used up here), with a
+// Retry-After of about an hour or, with noRetryAfter, none.
+func refusingServer(t *testing.T, noRetryAfter bool) *testserver.Server {
+	t.Helper()
+	srv, err := testserver.NewServer(testserver.Config{Quota: 1, Period: time.Hour, Mode: testserver.FixedWindow, NoRetryAfter: noRetryAfter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	resp, err := http.Post(srv.Endpoint(), "text/plain", strings.NewReader("use up the quota"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("priming call: got HTTP %d, want 200", resp.StatusCode)
+	}
+	return srv
+}
+
+// TestAlwaysRefusedEnds: a bounded input against an API that refuses
+// every call, with the default mode and strategy (the pacer, Postpone) and
+// a max stall: the job ends, and every element is in exactly one throttled
+// output. With a Retry-After (an hour) longer than the max stall (10
+// minutes), the elements are routed at once: the refused ones to
+// ServerThrottled, the ones the pacer holds for the Retry-After to
+// ClientThrottled, saying until when. Without one, the pacer keeps probing
+// until the max stall (1 s here) runs out (or its next probe would come
+// after it). Every call made was refused, and every element answered 429
+// is server-throttled.
+func TestAlwaysRefusedEnds(t *testing.T) {
+	const n = 20
+	for _, tc := range []struct {
+		name         string
+		noRetryAfter bool
+		maxStall     time.Duration
+		ctError      string // what the client-throttled records say
+	}{
+		{"Retry-After of an hour", false, 10 * time.Minute, "after the max stall (10m0s) runs out"},
+		{"no Retry-After", true, time.Second, "the max stall (1s)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := refusingServer(t, tc.noRetryAfter)
+			p, s := beam.NewPipelineWithRoot()
+			out := Adaptive(s, generate(s, n), &clientcall.HTTP{URL: srv.Endpoint()}, WithMaxStall(tc.maxStall),
+				WithBatchInterval(100*time.Millisecond))
+			passert.Equals(s, outputInputs(s, out), inputsOf(n, allDigits)...)
+			passert.Empty(s, out.Success)
+			passert.Empty(s, out.Errors)
+			checkRecords(s, out.ServerThrottled, &recordCheck{Outcome: OutcomeServerThrottled, Status: 429})
+			passert.Empty(s, beam.ParDo(s, &errorLacks{Want: tc.ctError}, out.ClientThrottled))
+			res := runPipeline(t, p, false)
+			got := outcomeMetrics(t, res)
+			rejected := srv.Handler.Stats().Rejected
+			// The 10-minute bound leaves time for a call; the 1 s one may
+			// run out before the first (on a busy machine).
+			if tc.maxStall > time.Minute && rejected == 0 {
+				t.Errorf("no call made, want one")
+			}
+			if sumOutcomes(got) != n || got[MetricServerThrottled] > rejected || (rejected > 0) != (got[MetricServerThrottled] > 0) {
+				t.Errorf("outcomes %v: want %d in all, at most the %d calls refused server-throttled, and some if any", got, n, rejected)
+			}
+			if calls := counter(t, res, MetricCalls); calls != rejected {
+				t.Errorf("%d calls made, the server refused %d: want every call refused", calls, rejected)
+			}
+			t.Logf("outcomes %v; %d calls", got, rejected)
+		})
+	}
+}
+
+// errorLacks emits the Records whose Error does not contain Want.
+type errorLacks struct{ Want string }
+
+func (f *errorLacks) ProcessElement(r Record, emit func(string)) {
+	if !strings.Contains(r.Error, f.Want) {
+		emit(string(r.Input) + ": " + r.Error)
 	}
 }

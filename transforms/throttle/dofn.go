@@ -60,6 +60,7 @@ type throttleFn struct {
 	HasSeed       bool
 	MaxBuffered   int
 	MaxWait       time.Duration
+	MaxStall      time.Duration
 	Groups        int
 	Scope         Scope
 	ID            string // the transform's, for its worker-scope policy and permit pool
@@ -73,8 +74,9 @@ type throttleFn struct {
 	invoker    *invoker
 	classifier clientcall.Classifier
 	policy     adaptive.Policy
-	shared     bool        // policy is the worker's (ScopeWorker), not saved per group
-	pool       *permitPool // the worker's permits of the shared quota; nil without one
+	shared     bool          // policy is the worker's (ScopeWorker), not saved per group
+	pool       *permitPool   // the worker's permits of the shared quota; nil without one
+	progress   *progressMark // the transform's last progress on this worker (MaxStall)
 	src        *rand.PCG
 	rng        *rand.Rand
 }
@@ -116,6 +118,9 @@ func (f *throttleFn) Setup(ctx context.Context) error {
 		if f.pool, err = acquirePool(f.ID, f.Quota); err != nil {
 			return err
 		}
+	}
+	if f.progress, err = workerProgress.acquire(f.ID, newProgressMark); err != nil {
+		return err
 	}
 	log.Infof(ctx, "throttle: caller %v ready: batches of %d every %v, mode %v, strategy %s",
 		f.Caller.Type.T, f.BatchSize, f.BatchInterval, f.Adaptive.Mode, f.Strategy)
@@ -160,6 +165,10 @@ func (f *throttleFn) Teardown(ctx context.Context) error {
 	if f.pool != nil {
 		releasePool(f.ID)
 		f.pool = nil
+	}
+	if f.progress != nil {
+		workerProgress.release(f.ID)
+		f.progress = nil
 	}
 	if f.caller.IsValid() {
 		if t, ok := f.caller.Interface().(clientcall.Teardowner); ok {
@@ -341,7 +350,7 @@ func (fr *firing) dropExpired(live, got []item) []item {
 	now := fr.now()
 	for i := range got {
 		if fr.expired(now, &got[i]) {
-			fr.expire(now, got[i])
+			fr.expire(now, got[i], time.Time{})
 			continue
 		}
 		live = append(live, got[i])
@@ -361,6 +370,7 @@ type tally struct {
 func (f *throttleFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key string, _ timers.Context,
 	emitOK func(beam.Z), emitCT, emitST, emitErr func(Record)) error {
 	fr := f.newFiring(ctx, key, ts.ToTime(), f.outputs(emitOK, emitCT, emitST, emitErr))
+	f.progress.started(fr.start())
 	meta, _, err := f.Meta.Read(sp)
 	if err != nil {
 		return err
@@ -591,7 +601,7 @@ func (fr *firing) work(items []item, from int, deadline time.Time, stuck chan<- 
 			continue
 		}
 		if fr.expired(now, it) {
-			fr.expire(now, *it)
+			fr.expire(now, *it, time.Time{})
 			left -= fr.costOf(items[i : i+1])
 			i++
 			continue
@@ -646,7 +656,15 @@ func (fr *firing) work(items []item, from int, deadline time.Time, stuck chan<- 
 				}
 				continue
 			}
-			fr.rest = append(fr.rest, items[i:]...)
+			// What cannot be sent before its bound runs out is routed
+			// now rather than held until then.
+			for k := i; k < len(items); k++ {
+				if due, _ := fr.deadline(&items[k]); !due.IsZero() && d.RetryAt.After(due) {
+					fr.expire(now, items[k], d.RetryAt)
+					continue
+				}
+				fr.rest = append(fr.rest, items[k])
+			}
 			fr.retryAt = d.RetryAt
 			i = len(items)
 		default: // Reject: the whole call
@@ -730,24 +748,30 @@ func (fr *firing) callInline(a answer, call []item, stuck chan<- answer) (callRe
 }
 
 // expiryDue returns when the first element this firing leaves queued runs
-// out of MaxWait (just after), or the zero Time without MaxWait. Elements
-// behind those in the queue are newer; if the firing leaves none, it is one
-// MaxWait from now.
+// out of waiting (just after: see deadline), or the zero Time without
+// MaxWait or MaxStall. Elements behind those in the queue are newer; if the
+// firing leaves none, it is one bound from now.
 func (fr *firing) expiryDue() time.Time {
 	f := fr.fn
-	if f.MaxWait <= 0 {
+	if f.MaxWait <= 0 && f.MaxStall <= 0 {
 		return time.Time{}
 	}
-	oldest := int64(0)
-	for _, it := range append(fr.rest[:len(fr.rest):len(fr.rest)], fr.requeue...) {
-		if it.Since != 0 && (oldest == 0 || it.Since < oldest) {
-			oldest = it.Since
+	var due time.Time
+	for _, list := range [][]item{fr.rest, fr.requeue} {
+		for i := range list {
+			if at, _ := fr.deadline(&list[i]); !at.IsZero() && (due.IsZero() || at.Before(due)) {
+				due = at
+			}
 		}
 	}
-	if oldest == 0 {
-		return fr.now().Add(f.MaxWait)
+	if due.IsZero() {
+		bound := f.MaxWait
+		if bound <= 0 || f.MaxStall > 0 && f.MaxStall < bound {
+			bound = f.MaxStall
+		}
+		return fr.now().Add(bound)
 	}
-	return time.Unix(0, oldest).Add(f.MaxWait + time.Millisecond).Truncate(time.Millisecond).Add(time.Millisecond)
+	return due.Add(time.Millisecond).Truncate(time.Millisecond).Add(time.Millisecond)
 }
 
 // decide asks the policy about the next call, of the given cost, after
@@ -793,23 +817,70 @@ func (fr *firing) attempt(now time.Time, it *item) {
 	}
 }
 
-// expired reports whether it waited longer than MaxWait by now.
-func (fr *firing) expired(now time.Time, it *item) bool {
-	limit := fr.fn.MaxWait
-	return limit > 0 && it.Since != 0 && now.Sub(time.Unix(0, it.Since)) > limit
-}
+// The bounds of an element's wait (see deadline).
+const (
+	boundWait  = iota + 1 // MaxWait
+	boundStall            // MaxStall
+)
 
-// expire fails an element that waited longer than MaxWait: as its last
-// attempt failed if it was answered 429, else as client-throttled.
-func (fr *firing) expire(now time.Time, it item) {
-	fl := it.Last
-	if fl.Outcome != OutcomeServerThrottled {
-		fl = failure{
-			Outcome: OutcomeClientThrottled, Prob: 1,
-			Error: fmt.Sprintf("Throttled by Client. Waited longer than the max wait (%v)", fr.fn.MaxWait),
+// deadline returns when it runs out of waiting, and which bound says so:
+// MaxWait after it joined its group's queue, or MaxStall after the later
+// of that and the transform's last progress on this worker, whichever
+// comes first. Without either bound (or a join time) it returns the zero
+// Time.
+func (fr *firing) deadline(it *item) (time.Time, int) {
+	f := fr.fn
+	if it.Since == 0 {
+		return time.Time{}, 0
+	}
+	var at time.Time
+	bound := 0
+	if f.MaxWait > 0 {
+		at, bound = time.Unix(0, it.Since).Add(f.MaxWait), boundWait
+	}
+	if f.MaxStall > 0 {
+		s := time.Unix(0, max(it.Since, f.progress.last())).Add(f.MaxStall)
+		if at.IsZero() || s.Before(at) {
+			at, bound = s, boundStall
 		}
 	}
+	return at, bound
+}
+
+// expired reports whether it ran out of waiting by now (see deadline).
+func (fr *firing) expired(now time.Time, it *item) bool {
+	at, _ := fr.deadline(it)
+	return !at.IsZero() && now.After(at)
+}
+
+// expire fails an element that ran out of waiting, or, if next is not
+// zero, one that cannot be sent before next, after it runs out: as its last
+// attempt failed if it was answered 429 or could not reach the API, else as
+// client-throttled.
+func (fr *firing) expire(now time.Time, it item, next time.Time) {
+	fl := it.Last
+	if fl.Outcome != OutcomeServerThrottled && fl.Outcome != OutcomeError {
+		fl = failure{Outcome: OutcomeClientThrottled, Prob: 1, Error: fr.expiryMessage(&it, next)}
+	}
 	fr.fail(now, it, fl)
+}
+
+// expiryMessage is the error text of a client-throttled element that ran
+// out of waiting (see expire).
+func (fr *firing) expiryMessage(it *item, next time.Time) string {
+	_, bound := fr.deadline(it)
+	name, d := "max wait", fr.fn.MaxWait
+	if bound == boundStall {
+		name, d = "max stall", fr.fn.MaxStall
+	}
+	switch {
+	case !next.IsZero():
+		return fmt.Sprintf("Throttled by Client. Cannot be sent before %s, after the %s (%v) runs out",
+			next.UTC().Format(time.RFC3339), name, d)
+	case bound == boundStall:
+		return fmt.Sprintf("Throttled by Client. Waited longer than the max stall (%v) with no call accepted", d)
+	}
+	return fmt.Sprintf("Throttled by Client. Waited longer than the max wait (%v)", d)
 }
 
 // shed fails, as client-throttled, the items beyond what a buffer of MaxBuffered
@@ -839,10 +910,12 @@ func (fr *firing) answered(call []item, a answer) {
 	now := fr.now()
 	latencyMs.Update(fr.ctx, a.res.latency.Milliseconds())
 	ans := adaptive.Answer{Sent: a.sent, Outcome: adaptive.Failed}
+	progressed := false
 	for k := range call {
 		_, err := a.res.of(k)
 		switch f.classify(err) {
 		case clientcall.Success:
+			progressed = true
 			if ans.Outcome == adaptive.Failed {
 				ans.Outcome = adaptive.Accepted
 			}
@@ -850,7 +923,14 @@ func (fr *firing) answered(call []item, a answer) {
 			ans.Outcome = adaptive.Throttled
 			ra, _ := clientcall.RetryAfter(err)
 			ans.RetryAfter = max(ans.RetryAfter, ra)
+		default:
+			if clientcall.Unreachable(err) { // the policy backs off, as from a 429
+				ans.Outcome = adaptive.Throttled
+			}
 		}
+	}
+	if progressed {
+		f.progress.progressed(now)
 	}
 	f.policy.Record(now, ans)
 	for k := range call {
@@ -879,13 +959,22 @@ func (fr *firing) route(now time.Time, it item, a answer, k int) {
 			RetryAfter: ra.Milliseconds(),
 		}, ra)
 	default:
-		fr.fail(now, it, failure{Outcome: OutcomeError, Error: err.Error(), Status: code, GRPC: grpc, Prob: a.p})
+		fl := failure{Outcome: OutcomeError, Error: err.Error(), Status: code, GRPC: grpc, Prob: a.p}
+		if clientcall.Unreachable(err) {
+			// Not the element's fault: tried again as a throttled one
+			// would be, and an error only when the strategy gives up.
+			fr.throttled(now, it, fl, 0)
+			return
+		}
+		fr.fail(now, it, fl)
 	}
 }
 
 // throttled applies the strategy to an element whose attempt was throttled
-// as fl says: Retry and Postpone put it back in the queue (Retry within its
-// bounds), no sooner than retryAfter; otherwise it fails.
+// (or could not reach the API) as fl says: Retry and Postpone put it back in
+// the queue (Retry within its bounds, Postpone unless it could not be tried
+// again before its wait runs out), no sooner than retryAfter; otherwise it
+// fails.
 func (fr *firing) throttled(now time.Time, it item, fl failure, retryAfter time.Duration) {
 	f := fr.fn
 	fr.t.throttled = true
@@ -897,6 +986,9 @@ func (fr *firing) throttled(now time.Time, it item, fl failure, retryAfter time.
 			return
 		}
 	case Postpone:
+		if due, _ := fr.deadline(&it); !due.IsZero() && now.Add(retryAfter).After(due) {
+			break // routed now rather than when its wait runs out
+		}
 		fr.again(now, it, retryAfter)
 		return
 	}

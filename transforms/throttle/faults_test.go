@@ -326,18 +326,23 @@ func (ph *serverPhases) close() {
 }
 
 // TestFaultConnectionRefused: calls to a port where nothing listens fail
-// with "connection refused" and go to Errors. With the server down for the
-// whole run every element is an error; with the server down for part of the
+// with "connection refused"; the throttle takes a refused connection as a
+// sign of overload, as a 429 (the SRE throttle here, whose route strategy
+// sends a refused element to Errors). With the server down for the whole
+// run the first call is an error and the throttle then rejects locally
+// part of what follows: every element is an error or client-throttled, and
+// fewer calls are made than elements. With the server down for part of the
 // run (after 30 answered calls, until 20 calls were refused, then back on
-// the same port) exactly the refused ones are errors and the rest succeed.
+// the same port) the accepted calls outweigh the refusals: exactly the
+// refused ones are errors and the rest succeed.
 func TestFaultConnectionRefused(t *testing.T) {
 	const n = 100
 	tests := []struct {
 		name     string
-		up, down int // calls answered before the outage, calls refused during it; 0, 0: never up
-		wantErrs int64
+		up, down int   // calls answered before the outage, calls refused during it; 0, 0: never up
+		wantErrs int64 // -1: some, the rest client-throttled
 	}{
-		{"down for the whole run", 0, 0, n},
+		{"down for the whole run", 0, 0, -1},
 		{"down for part of the run", 30, 20, 20},
 	}
 	for _, tc := range tests {
@@ -365,16 +370,26 @@ func TestFaultConnectionRefused(t *testing.T) {
 			out := Adaptive(s, generate(s, n), &phasedHTTP{HTTP: &clientcall.HTTP{URL: "http://" + ph.addr + "/api"}},
 				WithMode(adaptive.ModeSRE), WithK(1e9), WithBatchSize(50))
 			passert.Equals(s, outputInputs(s, out), inputsOf(n, allDigits)...)
-			passert.Count(s, out.Errors, "errors", int(tc.wantErrs))
+			if tc.wantErrs >= 0 {
+				passert.Count(s, out.Errors, "errors", int(tc.wantErrs))
+			}
+			passert.Empty(s, out.ServerThrottled)
 			checkRecords(s, out.Errors, &recordCheck{Outcome: OutcomeError, Status: 0, Contains: map[string]string{"*": "connection refused"}})
 			res := runPipeline(t, p, true)
 
 			got := outcomeMetrics(t, res)
-			if got[MetricErrors] != tc.wantErrs || got[MetricAccepted] != n-tc.wantErrs {
+			errs, ok, ct := got[MetricErrors], got[MetricAccepted], got[MetricClientThrottled]
+			if tc.wantErrs >= 0 && (errs != tc.wantErrs || ok != n-tc.wantErrs) {
 				t.Errorf("got metrics %v, want %d errors and %d successes", got, tc.wantErrs, n-tc.wantErrs)
 			}
-			if acc := ph.accepted(); acc != got[MetricAccepted] {
-				t.Errorf("servers accepted %d calls, successes %d: want equal", acc, got[MetricAccepted])
+			if tc.wantErrs < 0 && (errs < 1 || ct < 1 || errs+ct != n || ok != 0) {
+				t.Errorf("got metrics %v, want %d errors and client-throttled, some of each", got, n)
+			}
+			if calls := counter(t, res, MetricCalls); calls != ok+errs {
+				t.Errorf("%d calls, want one per success or error (%d)", calls, ok+errs)
+			}
+			if acc := ph.accepted(); acc != ok {
+				t.Errorf("servers accepted %d calls, successes %d: want equal", acc, ok)
 			}
 			if tc.up > 0 && ph.restarts != 1 {
 				t.Errorf("server restarted %d times, want 1", ph.restarts)

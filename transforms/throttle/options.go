@@ -31,7 +31,8 @@ const (
 	// and so does an answer 429 (no sooner than its Retry-After). An element
 	// goes to ClientThrottled, or to ServerThrottled if its last attempt was
 	// answered 429, only when a bound says so: it waited longer than
-	// MaxWait, or it arrived at a group holding MaxBuffered elements. In SRE
+	// MaxWait, or than MaxStall without progress, or it arrived at a group
+	// holding MaxBuffered elements. In SRE
 	// mode a draw r < p postpones the element by one batch interval instead
 	// of rejecting it. MaxAttempts and MaxAge do not apply.
 	Postpone Strategy = "postpone"
@@ -114,6 +115,11 @@ const (
 	// pipeline's --max_wait does, to 10 minutes, for a subscription): see
 	// docs/design/postponement.md.
 	DefaultMaxWait time.Duration = 0
+	// DefaultMaxStall bounds nothing either: elements wait however long no
+	// call succeeds. Bounded pipelines should set WithMaxStall (the
+	// pipeline's --max_wait does, to 10 minutes, for files and --generate),
+	// so that a job against an API that accepts nothing ends.
+	DefaultMaxStall time.Duration = 0
 )
 
 // bufferBatch is how many elements the keying step packs into one write to
@@ -140,6 +146,7 @@ type config struct {
 	MaxPayload    int
 	MaxBuffered   int
 	MaxWait       time.Duration
+	MaxStall      time.Duration
 	Scope         Scope
 	Quota         QuotaConfig
 	ItemsPerCall  int
@@ -270,6 +277,9 @@ func (c config) validate() error {
 	if c.MaxWait < 0 {
 		bad("WithMaxWait", "must be >= 0, got %v", c.MaxWait)
 	}
+	if c.MaxStall < 0 {
+		bad("WithMaxStall", "must be >= 0, got %v", c.MaxStall)
+	}
 	if c.MaxPayload < 0 {
 		bad("WithMaxPayloadBytes", "must be >= 0, got %d", c.MaxPayload)
 	}
@@ -399,6 +409,12 @@ func WithCallsInFlight(n int) Option { return func(c *config) { c.CallsInFlight 
 
 // WithClassifier overrides clientcall.Classify. k must be a value of a
 // registered type implementing clientcall.Classifier.
+//
+// Whatever the classifier, a call whose connection could not be made (a
+// failed dial: connection refused, no route, no such host) slows the
+// policy down as a 429 does, and its element is kept, under Retry and
+// Postpone, as a throttled one is; it goes to Errors, with the connection
+// error, when the strategy gives up on it (at once under Route and Drop).
 func WithClassifier(k any) Option { return func(c *config) { c.Classifier = k } }
 
 // WithSeed fixes the random source of the keying and of the throttle
@@ -432,7 +448,24 @@ func WithMaxBuffered(n int) Option { return func(c *config) { c.MaxBuffered = n 
 // 429. 0, the default, means no bound, which suits bounded inputs: every
 // element is tried and the job takes as long as the quota needs. Set it for
 // streaming inputs, to bound latency and the backlog.
+//
+// An element that cannot be sent before its bound (this one or
+// WithMaxStall's) runs out is routed at once rather than when it runs out:
+// one answered 429 with a Retry-After beyond it, or one the policy holds
+// past it (every call waits for such a Retry-After).
 func WithMaxWait(d time.Duration) Option { return func(c *config) { c.MaxWait = d } }
+
+// WithMaxStall bounds how long an element waits while the transform makes
+// no progress: it goes where WithMaxWait would send it once it has waited d
+// since the later of when it joined its group's queue and when a call of
+// the transform's groups on its worker was last accepted (or a group first
+// fired on that worker). A job whose calls keep being accepted is never cut
+// short, however slow the quota; a job against an API that accepts nothing
+// (it answers 429 to everything, or cannot be reached) ends about d after
+// its last success. 0, the default, means no bound. Set it for bounded
+// inputs; with WithMaxWait, each element goes at the first bound it
+// reaches.
+func WithMaxStall(d time.Duration) Option { return func(c *config) { c.MaxStall = d } }
 
 // MaxItemsPerCall bounds WithItemsPerCall.
 const MaxItemsPerCall = 100_000

@@ -79,6 +79,7 @@ func TestValidateOptions(t *testing.T) {
 		{"zero calls in flight", []Option{WithCallsInFlight(0)}, []string{"WithCallsInFlight"}},
 		{"negative max buffered", []Option{WithMaxBuffered(-1)}, []string{"WithMaxBuffered"}},
 		{"negative max wait", []Option{WithMaxWait(-time.Second)}, []string{"WithMaxWait"}},
+		{"negative max stall", []Option{WithMaxStall(-time.Second)}, []string{"WithMaxStall"}},
 		{"negative max payload", []Option{WithMaxPayloadBytes(-1)}, []string{"WithMaxPayloadBytes"}},
 		{"bad strategy", []Option{WithStrategy("sometimes")}, []string{"WithStrategy"}},
 		{"bad scope", []Option{WithScope("process")}, []string{"WithScope"}},

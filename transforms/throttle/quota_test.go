@@ -25,7 +25,7 @@ func init() {
 }
 
 func maxWaitRecordOK(r Record) bool {
-	return r.Outcome == OutcomeClientThrottled && strings.Contains(r.Error, "Waited longer than the max wait")
+	return r.Outcome == OutcomeClientThrottled && strings.Contains(r.Error, "the max wait (")
 }
 
 // quotaRun runs n elements through 4 groups with the shared quota q and a

@@ -221,6 +221,7 @@ func TryAdaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) 
 		HasSeed:       cfg.HasSeed,
 		MaxBuffered:   cfg.MaxBuffered,
 		MaxWait:       cfg.MaxWait,
+		MaxStall:      cfg.MaxStall,
 		Groups:        cfg.Groups,
 		Scope:         cfg.Scope,
 		ID:            uuid.NewString(),
