@@ -49,22 +49,24 @@ func TestIdleTimeoutShorterThanLease(t *testing.T) {
 		sub      string
 		host     string
 		idle     time.Duration
+		fresh    bool     // Options.FreshSubscription
 		warnings []string // each a text the warnings must contain; none if empty
 	}{
-		{"no idle timeout", "dlq-sub", ps.Addr, 0, nil},
-		{"shorter than the reader's lease", "dlq-sub", ps.Addr, 20 * time.Second,
+		{"no idle timeout", "dlq-sub", ps.Addr, 0, false, nil},
+		{"a fresh subscription", "dlq-sub", ps.Addr, 2 * time.Second, true, nil},
+		{"shorter than the reader's lease", "dlq-sub", ps.Addr, 20 * time.Second, false,
 			[]string{"warning: --idle_timeout: 20s is shorter than the lease of the messages pulled from --subscription=dlq-sub (1m0s)"}},
-		{"as long as the reader's lease", "dlq-sub", ps.Addr, time.Minute, nil},
-		{"shorter than the subscription's ack deadline", "slow-sub", ps.Addr, 90 * time.Second,
+		{"as long as the reader's lease", "dlq-sub", ps.Addr, time.Minute, false, nil},
+		{"shorter than the subscription's ack deadline", "slow-sub", ps.Addr, 90 * time.Second, false,
 			[]string{"--idle_timeout: 1m30s is shorter than the lease of the messages pulled from --subscription=slow-sub (2m0s)"}},
-		{"as long as the subscription's ack deadline", "slow-sub", ps.Addr, 2 * time.Minute, nil},
-		{"ack deadline unreadable", "dlq-sub", closed, 20 * time.Second,
+		{"as long as the subscription's ack deadline", "slow-sub", ps.Addr, 2 * time.Minute, false, nil},
+		{"ack deadline unreadable", "dlq-sub", closed, 20 * time.Second, false,
 			[]string{"cannot read the ack deadline of --subscription=dlq-sub", "20s is shorter than the lease of the messages pulled from --subscription=dlq-sub (1m0s)"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			o := baseOptions(t)
-			o.Subscription, o.PubSubHost, o.IdleTimeout = tc.sub, tc.host, tc.idle
+			o.Subscription, o.PubSubHost, o.IdleTimeout, o.FreshSubscription = tc.sub, tc.host, tc.idle, tc.fresh
 			o.Caller = "echo"
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()

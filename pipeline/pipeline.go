@@ -40,8 +40,12 @@ type Options struct {
 	Generate     int     // number of synthetic elements (bounded)
 	GenerateRate float64 // with Generate: emit them at this rate, as an unbounded (streaming) source
 	IdleTimeout  time.Duration
-	Project      string // Pub/Sub project
-	PubSubHost   string // Pub/Sub emulator host:port ("" = PUBSUB_EMULATOR_HOST or production)
+	// FreshSubscription says that no run before this one read Subscription
+	// (the demo creates it), so no message can still be leased: Check then
+	// does not warn about an IdleTimeout shorter than the lease. Not a flag.
+	FreshSubscription bool
+	Project           string // Pub/Sub project
+	PubSubHost        string // Pub/Sub emulator host:port ("" = PUBSUB_EMULATOR_HOST or production)
 	// PublishTimeout bounds one publish (retries included) before the
 	// bundle fails; 0 means pubsubio.DefaultPublishTimeout.
 	PublishTimeout time.Duration

@@ -283,7 +283,7 @@ const leaseTimeout = 30 * time.Second
 // subscription's ack deadline cannot be read, it says so and compares with
 // the reader's own lease.
 func (o Options) checkIdleTimeout(ctx context.Context, warn io.Writer) {
-	if o.Subscription == "" || o.IdleTimeout <= 0 {
+	if o.Subscription == "" || o.IdleTimeout <= 0 || o.FreshSubscription {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, leaseTimeout)

@@ -126,6 +126,7 @@ func Run(ctx context.Context, o pipeline.Options, c Config) error {
 	second := o
 	second.Mode, second.Strategy = "paced", ""
 	second.Reprocess, second.Subscription, second.IdleTimeout = true, demoDLQ+"-sub", 2*time.Second
+	second.FreshSubscription = true    // made by this demo: no earlier run holds its messages
 	second.DeadLetterTopic = demoAgain // throttled again: kept for a later run
 	second.OutputPrefix = o.OutputPrefix + "run2/"
 	for _, prefix := range []string{first.OutputPrefix, second.OutputPrefix} {
