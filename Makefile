@@ -43,7 +43,7 @@ LIVE_SCENARIOS ?=
 livebench:
 	$(GO) run ./cmd/livebench -duration $(LIVE_DURATION) -scenarios '$(LIVE_SCENARIOS)' -out docs/live
 
-# The shared quota of issue 14 for real (about 10 minutes): three beamthrottle
+# The shared quota for real (about 10 minutes): three beamthrottle
 # processes share one quota in Redis or Envoy's rate-limit service, beside the
 # adaptive throttle alone, with a competitor, and with the quota's service
 # killed or slow: docs/quota/results.md and results.svg.

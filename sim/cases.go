@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Targets of issue 13 (section 2, "Targets in every combination").
+// Targets for pacing, in every combination of backend and load.
 const (
 	// The classic scenarios and the token bucket.
 	classicMaxWaste       = 0.03
@@ -50,7 +50,7 @@ const (
 )
 
 // StrictCapacity is the capacity of the strict limiters in the matrix, in
-// requests per second: low, as in issue 13's measurements (10 requests/s).
+// requests per second: low, as in the first real-time measurements (10 requests/s).
 const StrictCapacity = 10
 
 // steady returns a steady-overload scenario: offered 2× capacity (and a
@@ -75,7 +75,7 @@ func matrixConfig(b BackendModel) Config {
 	return c
 }
 
-// MatrixCases returns the matrix of issue 13: steady 2× overload against
+// MatrixCases returns the matrix of pacing cases: steady 2× overload against
 // the backends (a token bucket with one second of burst, as today; fixed
 // windows of 1 s, 5 s and 60 s with and without Retry-After; a strict GCRA
 // limiter with no burst and a one-token bucket refilled every 100 ms like
@@ -84,7 +84,7 @@ func matrixConfig(b BackendModel) Config {
 // token bucket and the 5 s window), and with an uncontrolled competitor at
 // 1× capacity (on the token bucket, the 5 s window and the GCRA limiter);
 // and two bounded inputs (a 5 s window with 40 ms calls, 8 in flight; the
-// GCRA limiter at StrictCapacity). Each case carries the issue's targets
+// GCRA limiter at StrictCapacity). Each case carries its targets
 // for it.
 func MatrixCases() []Case {
 	var cs []Case
@@ -150,7 +150,7 @@ func MatrixCases() []Case {
 	}
 
 	// Bounded inputs, all there at the start, no MaxWait: the fixed window
-	// of issue 13's first measurement (40 ms calls), and its real-time run
+	// of the first real-time measurement (40 ms calls), and its real-time run
 	// (600 elements against a strict limiter at 10/s, default flags).
 	fixed5 := matrixConfig(FixedWindow(5*time.Second, false))
 	fixed5.MaxWait, fixed5.Latency, fixed5.CallsInFlight = 0, 40*time.Millisecond, 8
@@ -173,7 +173,7 @@ func bounded(name string, n int, d time.Duration) Scenario {
 }
 
 // ClassicCases returns the six classic scenarios against the default
-// backend, in the postponing loop (MaxWait MatrixMaxWait), with issue 13's
+// backend, in the postponing loop (MaxWait MatrixMaxWait), with the pacing
 // targets: waste at most 3 %, utilisation at least 97 %, recovery within
 // 10 s, and even sharing between groups under overload.
 func ClassicCases() []Case {
@@ -201,7 +201,7 @@ var PerElementAlgorithms = []string{Original, SREFixedK2, SREK2, SREK11, None, O
 // PerElementCases returns the six classic scenarios in the per-element
 // model (Config.FinalThrottled, FiringStop, no MaxWait: each element is
 // decided on and sent at most once, as the transform did before
-// postponement), with issue 5's goals for the paced mode. Case names end
+// postponement), with the SRE comparison's goals for the paced mode. Case names end
 // in "/per-element".
 func PerElementCases() []Case {
 	goals := map[string]Goal{

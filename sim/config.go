@@ -80,7 +80,7 @@ type Config struct {
 type FiringModel int
 
 const (
-	// FiringInterval is the transform's firing of issue 13
+	// FiringInterval is the transform's firing
 	// (docs/design/postponement.md): a firing decides for at most
 	// FiringWait from its timer. A Postpone to a time before then
 	// waits for it inside the firing (MinWait at least), recording the
@@ -91,7 +91,7 @@ const (
 	// FiringStop has no time bound: a firing decides until BatchSize or the
 	// eligible elements run out, and any Postpone ends its decisions and
 	// sets the timer to max(RetryAt, now + Tick). With policies that never
-	// postpone it is the transform's loop before issue 13 (PerElementCases
+	// postpone it is the transform's loop before firings waited for slots (PerElementCases
 	// use it).
 	FiringStop
 )

@@ -209,7 +209,7 @@ seed sweep (%s) gives the median and worst case over other seeds.
 
 ## Setup
 
-- **Transform model**: each group runs the batch loop of the transform of issue 13
+- **Transform model**: each group runs the batch loop of the transform
   (docs/design/postponement.md) with its own policy: a queue; a timer that fires %s
   after an element arrives in an empty group; a firing rejects what waited longer than
   the maximum wait, then, for at most one batch interval, asks the policy about up to
@@ -226,9 +226,9 @@ seed sweep (%s) gives the median and worst case over other seeds.
 - **Per-element model** (the last family): the loop of the transform before
   postponement: a 429 is final (server-throttled), no maximum wait, no time bound on
   a firing, and any Postpone ends the firing; these are the scenarios and goals of
-  issue 5.
+  the first comparison of SRE and pacing.
 - **Backends**: capacity 100 requests/s, but %d requests/s for the strict limiters (as
-  in issue 13's measurements). Fixed windows are aligned to the start of the run. A
+  in the first real-time measurements). Fixed windows are aligned to the start of the run. A
   Retry-After, when sent, is the wait until a request would be accepted rounded up
   to whole seconds, at least 1 s (1 s during an outage), like the test server's.
 - **Load**: Poisson arrivals at the offered rate, spread evenly over G groups; steady
@@ -250,7 +250,7 @@ seed sweep (%s) gives the median and worst case over other seeds.
   utilisation is back at 90 %% (the end of the first second from which three seconds
   in a row reach 90 %% together). A bounded input is done when its last element is
   final; its ideal time is elements ÷ min(capacity, G × calls in flight ÷ latency).
-- **Goals** are issue 13's targets (issue 5's for the per-element model); a goal
+- **Goals** are the project's pacing targets (the SRE comparison's for the per-element model); a goal
   missed is stated with what the run got.
 - **Algorithms** (all but the pacers and the oracle are per-element throttles: they
   send or reject, never postpone, and a rejected element is client-rejected; the

@@ -55,7 +55,7 @@
 //     in order of arrival, and asks the Policy about each: Decide(now,
 //     calls in flight). Send sends it; Reject client-rejects it (final);
 //     Postpone keeps it at the head. With FiringInterval (the default, the
-//     transform of issue 13) a firing decides until t + Config.FiringWait: a
+//     transform) a firing decides until t + Config.FiringWait: a
 //     Postpone to a time before then waits for it inside the firing, one
 //     to a later time ends the decisions and sets the next firing to
 //     max(Decision.RetryAt, now + Config.Tick). With FiringStop a firing

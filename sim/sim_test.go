@@ -254,7 +254,7 @@ func TestCompetitor(t *testing.T) {
 }
 
 // TestSRE checks the simulator reproduces the reference measurements of
-// issue 5 under 4× overload, in the per-element model: SRE with K=2 wastes
+// the SRE comparison under 4× overload, in the per-element model: SRE with K=2 wastes
 // about half of the calls sent, K=1.1 about a tenth.
 func TestSRE(t *testing.T) {
 	rs := results(t)
@@ -576,7 +576,7 @@ var knownMisses = map[string]bool{
 	"fixed-5s/40ms×8/bounded-3000/32": true,
 }
 
-// TestPacerTargets pins issue 13's targets for the transform's default
+// TestPacerTargets pins the pacing targets for the transform's default
 // throttle (the pacer, one per worker) on every case of the matrix and the
 // classic scenarios, for every number of groups, with the fixed seed.
 func TestPacerTargets(t *testing.T) {

@@ -5,7 +5,7 @@
 // shared with an uncontrolled client, a per-minute quota scaled down, a
 // fixed window with latency and a strict GCRA limiter (the last two with
 // bounded inputs). Each run is measured from the server's own /stats and
-// checked against issue 13's targets; the report goes to -out/results.md,
+// checked against the pacing targets; the report goes to -out/results.md,
 // the raw results to -out/results.json.
 //
 //	go run ./cmd/livebench -duration 30s -out docs/live

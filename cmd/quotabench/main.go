@@ -1,4 +1,4 @@
-// Command quotabench measures the shared quota of issue 14 for real: three
+// Command quotabench measures the shared quota for real: three
 // cmd/beamthrottle processes share one quota in Redis or in Envoy's
 // rate-limit service against the quota test server, beside the adaptive
 // throttle alone, then with a competitor, then with the quota's service

@@ -2,7 +2,7 @@
 // for real, the pipeline on Prism with the HTTP caller against the quota
 // test server on loopback, in real time, for each scenario in the paced and
 // SRE modes, measures each run from the server's own /stats, checks it
-// against issue 13's targets and writes the report (results.md) and the raw
+// against the pacing targets and writes the report (results.md) and the raw
 // results (results.json).
 package livebench
 

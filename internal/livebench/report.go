@@ -144,7 +144,7 @@ time: once in the paced mode (`+"`--throttle_mode=paced`"+`: the adaptive pacer,
 rejects) and once in SRE mode (`+"`--throttle_mode=sre`"+`, the original tool's rule) for comparison. The
 server's own /stats series give the calls: *accepted* and *rejected* (429) are the pipeline's calls as the
 server answered them, *waste* is rejected ÷ (accepted + rejected), and *client-throttled* counts the elements
-the pipeline did not send. The targets are issue 13's; a measured value that has a target is marked ✓ (met)
+the pipeline did not send. The targets are the project's pacing targets; a measured value that has a target is marked ✓ (met)
 or ✗ (missed). The runs share a 2-core machine with other work, so one run differs from the next by a few
 per cent and the numbers are indicative.
 `)

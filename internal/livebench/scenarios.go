@@ -33,7 +33,7 @@ var families = []family{
 			"a fixed rate (a multiple of the quota, set by `-competitor`) that never throttles or retries: each of its " +
 			"requests names it in the `" + testserver.ClientHeader + "` header, so that the server counts it apart. " +
 			"*Utilisation* is the pipeline's accepted calls divided by the capacity left to it: each second, the " +
-			"quota minus what the competitor got accepted (issue 13's and the simulator's definition). With a " +
+			"quota minus what the competitor got accepted (the simulator's definition). With a " +
 			"competitor at 1× the quota, what is left is what the competitor lost to the pipeline, so this " +
 			"utilisation is near 100 % whenever the bucket is used up; the pipeline's share (its accepted calls next " +
 			"to the competitor's) and its waste tell more. *Waste* is the pipeline's calls only.",
@@ -124,7 +124,7 @@ func (sc scenario) runFor(d time.Duration) time.Duration {
 	return d
 }
 
-// Targets of issue 13, per family.
+// Pacing targets, per family.
 var (
 	tokenBucketTargets = []target{{metric: utilisation, limit: 0.97}, {metric: waste, atMost: true, limit: 0.03}}
 	changeTargets      = append(tokenBucketTargets[:2:2], target{metric: recovery, atMost: true, limit: 10})

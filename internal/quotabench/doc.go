@@ -1,5 +1,5 @@
 // Package quotabench is the harness of `make quotabench` (cmd/quotabench),
-// the proof of issue 14's sections 4 and 5: several pipeline processes
+// the proof of the shared quota: several pipeline processes
 // (cmd/beamthrottle, each an OS process on its own Prism) share one quota
 // kept in Redis or in Envoy's rate-limit service, against the quota test
 // server whose capacity equals that quota; beside them, the adaptive

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Targets of issue 14 for the shared quota.
+// Targets for the shared quota.
 const (
 	// MaxWaste is the most of the pipelines' calls the server may reject.
 	MaxWaste = 0.01

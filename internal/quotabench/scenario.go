@@ -9,7 +9,7 @@ import (
 // Fault is what goes wrong with the quota's service during a scenario.
 type Fault string
 
-// The faults of issue 14, section 5.
+// The faults the shared quota must survive.
 const (
 	NoFault Fault = ""
 	// RedisDown kills Redis (its data is lost) and restarts it, empty.
