@@ -84,7 +84,7 @@ type Options struct {
 	FailuresAsRejects bool
 
 	// Shared quota (throttle.QuotaConfig): QuotaBackend "none" or "" for
-	// none, "redis" or "envoy"; QuotaKey "" means Name; QuotaFail "open"
+	// none, "local", "redis" or "envoy"; QuotaKey "" means Name; QuotaFail "open"
 	// ("" too) or "closed".
 	QuotaBackend, QuotaAddr, QuotaKey, QuotaRate string
 	QuotaBurst                                   int

@@ -103,6 +103,13 @@ type PacerConfig struct {
 	// typical cost in cost units per second: see [Pacer]). Zero means
 	// DefaultPacerMinRate.
 	MinRate float64
+	// Rate is the backend's known rate, in cost units per second, where a
+	// caller knows it (a quota handed out as time slots): the Pacer starts
+	// there, on the flat part of its cubic curve with Rate as the ceiling,
+	// instead of slow-starting from StartRate, and never goes above it; it
+	// still cuts below it on rejections and climbs back. Zero means not
+	// known: slow start, and no bound but the backend's answers.
+	Rate float64
 	// Groups is how many groups, each with its own Pacer, share the
 	// backend; zero means 1. Each probes more gently the more there are
 	// (the cubic curve takes Groups × Recover to climb back), so that the
@@ -173,6 +180,8 @@ func (c PacerConfig) Validate() error {
 		return fmt.Errorf("adaptive: PacerConfig.Recover must be positive, got %v", c.Recover)
 	case !(d.MinRate > 0) || d.MinRate > d.StartRate:
 		return fmt.Errorf("adaptive: PacerConfig.MinRate must be in (0, StartRate], got %v", c.MinRate)
+	case !(d.Rate >= 0) || d.Rate > maxRate:
+		return fmt.Errorf("adaptive: PacerConfig.Rate must be in [0, %v], got %v", maxRate, c.Rate)
 	case d.Groups < 1 || d.Groups > 1<<20:
 		return fmt.Errorf("adaptive: PacerConfig.Groups must be in [1, %d], got %d", 1<<20, c.Groups)
 	}
@@ -195,6 +204,10 @@ func (p *Pacer) start(n int64) {
 	p.started = true
 	p.rate = min(p.cfg.StartRate*p.typical(), maxRate)
 	p.epoch, p.next, p.last = n, n, n
+	if p.cfg.Rate > 0 { // known: start at it, where the curve is flat
+		p.rate, p.ceil = p.cfg.Rate, p.cfg.Rate
+		p.epoch = n - int64(p.cfg.Recover)*int64(p.cfg.Groups)
+	}
 }
 
 // typical returns the unit, the typical cost of a request, or 1 while no
@@ -248,8 +261,11 @@ func (p *Pacer) curve(n int64) float64 {
 	if x > 0 {
 		a = probeGain // above it: probing for more
 	}
-	r := p.ceil * (1 + a*x*x*x)
-	return min(max(r, p.floor()), maxRate)
+	r := min(max(p.ceil*(1+a*x*x*x), p.floor()), maxRate)
+	if p.cfg.Rate > 0 { // known: never above it
+		r = min(r, p.cfg.Rate)
+	}
+	return r
 }
 
 // Decide lets the request through when its slot has come, or postpones it

@@ -370,3 +370,31 @@ func TestPacerBudget(t *testing.T) {
 		t.Errorf("budget while a probe is unanswered: %d, want 0", got)
 	}
 }
+
+func TestPacerKnownRate(t *testing.T) {
+	// A known rate of 9/s: the first second sends at 9/s, not in slow
+	// start from StartRate (5/s, which sends 7 in its first second).
+	p := newTestPacer(t, PacerConfig{Rate: 9})
+	sent := sendAll(p, 0, time.Second, time.Millisecond)
+	if len(sent) != 9 {
+		t.Fatalf("sends in the first second %d (%v), want 9", len(sent), sent)
+	}
+	// Asked at every chance for 20 s, it never goes above the known rate.
+	sent = sendAll(p, time.Second, 21*time.Second, time.Millisecond)
+	if got := p.Rate(); got != 9 || len(sent) < 178 || len(sent) > 180 { // 1/9 s is 111.1 ms, asked every ms
+		t.Errorf("after 20 s: rate %v and %d sends, want 9 and 178 to 180", got, len(sent))
+	}
+	// A rejection cuts below the known rate, and the rate climbs back to it.
+	p.Record(at(21*time.Second), Answer{Outcome: Throttled, Sent: at(sent[len(sent)-1])})
+	if got, want := p.Rate(), DefaultBeta*9; math.Abs(got-want) > 1e-9 {
+		t.Errorf("rate after a rejection %v, want %v", got, want)
+	}
+	p.Record(at(21*time.Second+time.Millisecond), Answer{Outcome: Accepted, Sent: at(21 * time.Second)})
+	sendAll(p, 21*time.Second, 31*time.Second, time.Millisecond)
+	if got := p.Rate(); got != 9 {
+		t.Errorf("rate 10 s after a rejection %v, want back at 9", got)
+	}
+	if _, err := NewPacer(PacerConfig{Rate: -1}); err == nil {
+		t.Error("NewPacer with a negative Rate: no error")
+	}
+}

@@ -133,7 +133,7 @@ func (f *throttleFn) Setup(ctx context.Context) error {
 // rejecting).
 func (f *throttleFn) newPolicy(rnd func() float64, groups int) (adaptive.Policy, error) {
 	if f.Adaptive.Mode == adaptive.ModePaced {
-		return adaptive.NewPacer(adaptive.PacerConfig{Groups: groups})
+		return adaptive.NewPacer(adaptive.PacerConfig{Groups: groups, Rate: f.Quota.knownRate()})
 	}
 	var postpone time.Duration
 	if f.Strategy == Postpone {
@@ -371,6 +371,10 @@ func (f *throttleFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Pr
 	emitOK func(beam.Z), emitCT, emitST, emitErr func(Record)) error {
 	fr := f.newFiring(ctx, key, ts.ToTime(), f.outputs(emitOK, emitCT, emitST, emitErr))
 	f.progress.started(fr.start())
+	if f.pool != nil {
+		f.pool.begin()
+		defer func() { f.pool.end(ctx, fr.now(), fr.slot) }()
+	}
 	meta, _, err := f.Meta.Read(sp)
 	if err != nil {
 		return err
@@ -490,6 +494,7 @@ type firing struct {
 	requeue []item    // elements to try again on a later firing (429s, retries)
 	rest    []item    // elements the policy postponed, not tried in this firing
 	retryAt time.Time // when the policy wants to be asked again; zero if it did not postpone
+	slot    permission // a slot of the shared quota claimed for the next call and not used yet
 
 	calls  int64        // calls made inline (callInline), numbering them
 	active atomic.Int64 // the number of the inline call under way, 0 if none or abandoned
@@ -639,7 +644,11 @@ func (fr *firing) work(items []item, from int, deadline time.Time, stuck chan<- 
 			left -= cost
 			i = j
 		case adaptive.Postpone:
-			if d.RetryAt.Before(deadline) && now.Before(deadline) {
+			// A slot of the shared quota claimed before the deadline is
+			// waited for even past it (by the quota's horizon at most):
+			// given back, it would lapse before the next firing.
+			onSlot := fr.slot.ok && d.RetryAt.Equal(fr.slot.slot.at)
+			if (d.RetryAt.Before(deadline) || onSlot) && now.Before(deadline) {
 				// Wait for the slot, taking answers meanwhile.
 				wait := time.NewTimer(d.RetryAt.Sub(now))
 			waiting:
@@ -786,6 +795,9 @@ func (fr *firing) decide(now time.Time, inFlight, cost, left int, deadline time.
 	if f.pool == nil {
 		return adaptive.DecideCost(f.policy, now, inFlight, cost)
 	}
+	if f.pool.r != nil {
+		return fr.decideOnSlot(now, inFlight, cost, left, deadline)
+	}
 	want := left
 	if b, ok := f.policy.(adaptive.Budgeter); ok {
 		until := deadline
@@ -806,6 +818,57 @@ func (fr *firing) decide(now time.Time, inFlight, cost, left int, deadline time.
 	d := adaptive.DecideCost(f.policy, now, inFlight, cost)
 	f.pool.settle(fr.ctx, perm, d.Verdict == adaptive.Send)
 	return d
+}
+
+// decideOnSlot is decide with a quota of time slots: the call claims its
+// slot first, and the firing waits for it (Postpone until the slot; the
+// claim is kept meanwhile, fr.slot). At the slot the policy decides; a
+// slot the policy does not use goes back to the pool. A slot the firing
+// gets to later than slotTolerance is dropped, and the call claims the
+// next. The slots asked for at once are those of the next slotAhead at the
+// quota's rate, no more than the policy would send then, at most left, the
+// cost of the calls remaining, and at least the call's cost. Past the firing's deadline no slot is claimed
+// (the firing would not wait for it): the firing ends, and its timer is
+// set for now.
+func (fr *firing) decideOnSlot(now time.Time, inFlight, cost, left int, deadline time.Time) adaptive.Decision {
+	f := fr.fn
+	for range 2 { // a second time after a missed slot
+		if !fr.slot.ok {
+			if !now.Before(deadline) {
+				return adaptive.Decision{Verdict: adaptive.Postpone, RetryAt: now}
+			}
+			want := min(left, f.pool.slotsWithin(slotAhead))
+			if b, ok := f.policy.(adaptive.Budgeter); ok {
+				if n := b.Budget(now, now.Add(slotAhead)); n >= 0 {
+					want = min(want, n)
+				}
+			}
+			perm := f.pool.permit(fr.ctx, now, cost, max(want, cost), firingWait(f.BatchInterval))
+			if !perm.ok {
+				return adaptive.Decision{Verdict: adaptive.Postpone, RetryAt: perm.retryAt}
+			}
+			if !perm.paid { // the service is down: failing open
+				d := adaptive.DecideCost(f.policy, now, inFlight, cost)
+				f.pool.settle(fr.ctx, perm, d.Verdict == adaptive.Send)
+				return d
+			}
+			fr.slot = perm
+		}
+		at := fr.slot.slot.at
+		switch {
+		case now.Before(at.Add(-slotEarly)):
+			return adaptive.Decision{Verdict: adaptive.Postpone, RetryAt: at}
+		case now.After(at.Add(slotTolerance)):
+			f.pool.missed(fr.slot)
+			fr.slot = permission{}
+			continue
+		}
+		d := adaptive.DecideCost(f.policy, now, inFlight, cost)
+		f.pool.settle(fr.ctx, fr.slot, d.Verdict == adaptive.Send)
+		fr.slot = permission{}
+		return d
+	}
+	return adaptive.Decision{Verdict: adaptive.Postpone, RetryAt: now.Add(time.Millisecond)}
 }
 
 // attempt counts an attempt at it.

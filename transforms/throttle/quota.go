@@ -29,11 +29,24 @@ const (
 	// EnvoyQuota: Envoy's rate-limit service (RLS v3), whose configuration
 	// holds the limit for QuotaConfig.Domain and Descriptors.
 	EnvoyQuota QuotaBackend = "envoy"
+	// LocalQuota: a known rate, QuotaConfig.Rate, kept in the worker's
+	// memory (adaptive.Slots) for the groups of the transform on that
+	// worker: no service, nothing shared with other workers or jobs.
+	LocalQuota QuotaBackend = "local"
 )
 
 // QuotaConfig configures a quota shared by every group, worker and job that
 // uses the same service and key (see WithQuota). Its fields are plain values,
 // serialised into the DoFn; each worker connects in Setup.
+//
+// Redis without a Burst above 1, and LocalQuota, hand out time slots
+// (adaptive.Reserver): every call is sent on a slot of its own, the slots of
+// all workers together spaced evenly at Rate, so that a strict limiter (a
+// GCRA with no burst, as API gateways are commonly configured) sees no two
+// calls closer than it allows. Redis with a Burst above 1, and Envoy, grant
+// counts of permits (adaptive.Quota), which each worker spends as its
+// adaptive throttle paces it: for APIs that allow bursts or count in
+// windows.
 type QuotaConfig struct {
 	// Backend is the service; "" means NoQuota.
 	Backend QuotaBackend
@@ -44,10 +57,12 @@ type QuotaConfig struct {
 	// Redis it is the key of the GCRA; for Envoy it is the value of the
 	// descriptor's last entry, "key" (see Descriptors). Required.
 	Key string
-	// Rate is the Redis quota, such as "600/m" (adaptive.ParseRate).
+	// Rate is the quota of Redis or LocalQuota, such as "600/m"
+	// (adaptive.ParseRate), in cost units.
 	Rate string
-	// Burst is the most permits Redis grants at once; 0 means one second of
-	// the rate (sharedquota.DefaultBurst).
+	// Burst, for Redis, above 1, makes the quota a token bucket holding
+	// that many permits, granted as counts; 0 or 1 means time slots with
+	// no burst.
 	Burst int
 	// Domain is the Envoy domain of the limits.
 	Domain string
@@ -88,6 +103,14 @@ func (c QuotaConfig) Validate() error {
 	switch c.Backend {
 	case "", NoQuota:
 		return nil
+	case LocalQuota:
+		if _, err := adaptive.ParseRate(c.Rate); err != nil {
+			bad("Rate", err)
+		}
+		if c.Addr != "" {
+			bad("Addr", errors.New("not used with the local backend"))
+		}
+		return errors.Join(errs...)
 	case RedisQuota:
 		if _, err := adaptive.ParseRate(c.Rate); err != nil {
 			bad("Rate", err)
@@ -105,7 +128,7 @@ func (c QuotaConfig) Validate() error {
 			}
 		}
 	default:
-		bad("Backend", fmt.Errorf("unknown quota backend %q (want none, redis or envoy)", c.Backend))
+		bad("Backend", fmt.Errorf("unknown quota backend %q (want none, local, redis or envoy)", c.Backend))
 		return errors.Join(errs...)
 	}
 	if c.Addr == "" {
@@ -122,15 +145,48 @@ func (c QuotaConfig) Validate() error {
 	return errors.Join(errs...)
 }
 
-// newQuota connects to the service of c.
+// slotted reports whether c's quota hands out time slots (see QuotaConfig).
+func (c QuotaConfig) slotted() bool {
+	return c.Backend == LocalQuota || c.Backend == RedisQuota && c.Burst <= 1
+}
+
+// knownRate returns the rate of a quota that hands out time slots, in cost
+// units per second, or 0.
+func (c QuotaConfig) knownRate() float64 {
+	if !c.slotted() {
+		return 0
+	}
+	r, err := adaptive.ParseRate(c.Rate)
+	if err != nil {
+		return 0
+	}
+	return r.PerSecond()
+}
+
+// newQuota connects to the service of c. A quota that hands out time
+// slots (slotted) is an adaptive.Reserver as well.
 func (c QuotaConfig) newQuota() (adaptive.Quota, error) {
 	switch c.Backend {
+	case LocalQuota:
+		r, err := adaptive.ParseRate(c.Rate)
+		if err != nil {
+			return nil, err
+		}
+		s, err := adaptive.NewSlots(adaptive.SlotsConfig{Rate: r})
+		if err != nil {
+			return nil, err
+		}
+		return localQuota{s}, nil
 	case RedisQuota:
 		r, err := adaptive.ParseRate(c.Rate)
 		if err != nil {
 			return nil, err
 		}
-		return sharedquota.NewRedis(sharedquota.RedisConfig{Addr: c.Addr, Rate: r, Burst: c.Burst})
+		burst := c.Burst
+		if burst <= 1 {
+			burst = 0 // Take is not used: slots
+		}
+		return sharedquota.NewRedis(sharedquota.RedisConfig{Addr: c.Addr, Rate: r, Burst: burst})
 	case EnvoyQuota:
 		var es []sharedquota.Entry
 		if c.Descriptors != "" {
@@ -144,13 +200,23 @@ func (c QuotaConfig) newQuota() (adaptive.Quota, error) {
 	return adaptive.NoQuota{}, nil
 }
 
+// localQuota is the LocalQuota backend: Slots, and a Take that permit
+// pools never call (they reserve slots).
+type localQuota struct{ *adaptive.Slots }
+
+func (localQuota) Take(context.Context, string, int, time.Time) (adaptive.Grant, error) {
+	return adaptive.Grant{}, errors.New("throttle: the local quota hands out slots, not counts")
+}
+
 // WithQuota makes every group, on every worker, take permits from a quota
-// shared with every other client of the same service and key, once per
-// firing (a batch of permits, never one per element). What a group cannot
+// shared with every other client of the same service and key, a few calls'
+// worth at a time, never one round trip per element. What a group cannot
 // get permits for is postponed, as the adaptive throttle's postponements
 // are; the adaptive throttle still reacts to 429s on top, for a backend
-// that allows less than the quota or is spent by others. See QuotaConfig
-// for the services and for failing open or closed.
+// that allows less than the quota or is spent by others. A quota that hands
+// out time slots sends each call on its slot, and the pacer starts at its
+// rate instead of slow-starting. See QuotaConfig for the services and for
+// failing open or closed.
 func WithQuota(q QuotaConfig) Option { return func(c *config) { c.Quota = q } }
 
 // Metric names of the shared quota's Beam metrics (in Namespace), named as
@@ -164,6 +230,8 @@ const (
 	MetricQuotaLapsed     = "ratelimit-permits-lapsed" // permits unspent at the end of their window
 	MetricQuotaDown       = "ratelimit-service-down"   // times the service went down: a round trip failed after an answer, or first
 	MetricQuotaFailedOpen = "ratelimit-failed-open"    // calls sent without permits, the service being down
+	MetricQuotaMissed     = "ratelimit-slots-missed"   // slots a call got to too late to use (see WithQuota)
+	MetricQuotaReleased   = "ratelimit-slots-released" // slots given back to the quota unused
 )
 
 // The shared quota's Beam metrics, one for each name above.
@@ -176,6 +244,8 @@ var (
 	quotaLapsed     = beam.NewCounter(Namespace, MetricQuotaLapsed)
 	quotaDown       = beam.NewCounter(Namespace, MetricQuotaDown)
 	quotaFailedOpen = beam.NewCounter(Namespace, MetricQuotaFailedOpen)
+	quotaMissed     = beam.NewCounter(Namespace, MetricQuotaMissed)
+	quotaReleased   = beam.NewCounter(Namespace, MetricQuotaReleased)
 )
 
 // quotaTally counts what a permit pool did and has not reported to Beam
@@ -183,6 +253,7 @@ var (
 // reports it.
 type quotaTally struct {
 	requests, allowed, limited, errors, permits, lapsed, down int64
+	missed, released                                          int64
 }
 
 // report adds t to the Beam metrics of ctx's bundle.
@@ -193,6 +264,7 @@ func (t quotaTally) report(ctx context.Context) {
 	}{
 		{quotaRequests, t.requests}, {quotaAllowed, t.allowed}, {quotaLimited, t.limited},
 		{quotaErrors, t.errors}, {quotaPermits, t.permits}, {quotaLapsed, t.lapsed}, {quotaDown, t.down},
+		{quotaMissed, t.missed}, {quotaReleased, t.released},
 	} {
 		if c.n != 0 {
 			c.c.Inc(ctx, c.n)
@@ -220,9 +292,11 @@ func (t quotaTally) report(ctx context.Context) {
 // The zero value, with cfg and q set, is ready to use; it is safe for
 // concurrent use.
 type permitPool struct {
-	cfg   QuotaConfig
-	q     adaptive.Quota
-	clock func() time.Time // the wall clock of the back-off; nil means time.Now
+	cfg     QuotaConfig
+	q       adaptive.Quota
+	r       adaptive.Reserver // q, if the quota hands out time slots; else nil
+	spacing time.Duration     // with r: the time between the quota's slots
+	clock   func() time.Time  // the wall clock of the back-off; nil means time.Now
 
 	probes sync.WaitGroup // probes under way
 
@@ -233,6 +307,8 @@ type permitPool struct {
 	health   breaker       // whether the service answers
 	answered chan struct{} // closed when the round trip under way ends; nil if none
 	tally    quotaTally    // not reported yet
+	slots    slotLedger    // with r: the slots reserved and not claimed
+	active   int           // with r: firings under way (begin, end)
 }
 
 // permission is a permit pool's answer to a call asking for permits.
@@ -240,6 +316,7 @@ type permission struct {
 	ok      bool      // the call may be sent
 	paid    bool      // with cost permits of the quota, reserved until settle
 	cost    int       // the call's cost
+	slot    claim     // paid, with a quota of time slots: the call's slot
 	retryAt time.Time // when not ok: when to ask again
 }
 
@@ -259,14 +336,22 @@ func (p *permitPool) permit(ctx context.Context, now time.Time, cost, want int, 
 	)
 	p.mu.Lock()
 	for {
-		if p.have > 0 && !p.lapse.IsZero() && !now.Before(p.lapse) {
-			p.tally.lapsed += int64(p.have)
-			p.have = 0
-		}
-		if p.have >= cost {
-			p.have -= cost
-			perm = permission{ok: true, paid: true, cost: cost}
-			break
+		if p.r != nil {
+			p.tally.lapsed += int64(p.slots.expire(now))
+			if c, ok := p.slots.claim(cost); ok {
+				perm = permission{ok: true, paid: true, cost: cost, slot: c}
+				break
+			}
+		} else {
+			if p.have > 0 && !p.lapse.IsZero() && !now.Before(p.lapse) {
+				p.tally.lapsed += int64(p.have)
+				p.have = 0
+			}
+			if p.have >= cost {
+				p.have -= cost
+				perm = permission{ok: true, paid: true, cost: cost}
+				break
+			}
 		}
 		if now.Before(p.retryAt) {
 			perm = permission{retryAt: p.retryAt}
@@ -351,11 +436,24 @@ func (p *permitPool) probe(ctx context.Context, ask int, now time.Time, retry ti
 	p.log(ctx, note, warn)
 }
 
-// take makes one round trip to the service, bounded by the timeout.
-func (p *permitPool) take(ctx context.Context, n int, now time.Time) (adaptive.Grant, error) {
+// grant is what one round trip to the service brought: a count of
+// permits, or, with a quota of time slots, the slots of res.
+type grant struct {
+	adaptive.Grant
+	res adaptive.Reservation
+}
+
+// take makes one round trip to the service, bounded by the timeout: Take
+// n permits, or Reserve n units of slots.
+func (p *permitPool) take(ctx context.Context, n int, now time.Time) (grant, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout())
 	defer cancel()
-	return p.q.Take(ctx, p.cfg.Key, n, now)
+	if p.r != nil {
+		res, err := p.r.Reserve(ctx, p.cfg.Key, n, now)
+		return grant{Grant: adaptive.Grant{Granted: res.Granted, RetryAt: res.RetryAt}, res: res}, err
+	}
+	g, err := p.q.Take(ctx, p.cfg.Key, n, now)
+	return grant{Grant: g}, err
 }
 
 // record records, with p.mu held, the outcome of the round trip under way,
@@ -363,7 +461,7 @@ func (p *permitPool) take(ctx context.Context, n int, now time.Time) (adaptive.G
 // granted (when fewer, no more are asked before the service's RetryAt, or
 // before retry if it gave none). It returns a line to log when the service went down or came
 // back (warn: it went down).
-func (p *permitPool) record(now time.Time, ask int, retry time.Duration, g adaptive.Grant, err error) (note string, warn bool) {
+func (p *permitPool) record(now time.Time, ask int, retry time.Duration, g grant, err error) (note string, warn bool) {
 	p.endRoundTrip()
 	if err != nil {
 		p.tally.errors++
@@ -387,7 +485,11 @@ func (p *permitPool) record(now time.Time, ask int, retry time.Duration, g adapt
 			p.retryAt = now.Add(retry)
 		}
 	}
-	if g.Granted > 0 {
+	switch {
+	case g.Granted <= 0:
+	case p.r != nil:
+		p.slots.add(g.res)
+	default:
 		p.have += g.Granted
 		p.lapse = p.windowEnd(now)
 	}
@@ -408,6 +510,10 @@ func (p *permitPool) windowEnd(now time.Time) time.Time {
 // without permits (failing open) is counted.
 func (p *permitPool) settle(ctx context.Context, perm permission, sent bool) {
 	switch {
+	case perm.paid && !sent && p.r != nil:
+		p.mu.Lock()
+		p.slots.giveBack(perm.slot)
+		p.mu.Unlock()
 	case perm.paid && !sent:
 		p.unspend(perm.cost)
 	case perm.ok && !perm.paid && sent:
@@ -478,7 +584,7 @@ func acquirePool(id string, cfg QuotaConfig) (*permitPool, error) {
 		if err != nil {
 			return nil, fmt.Errorf("throttle: shared quota: %w", err)
 		}
-		sp = &sharedPool{p: &permitPool{cfg: cfg, q: q}}
+		sp = &sharedPool{p: newPermitPool(cfg, q)}
 		pools.m[id] = sp
 	}
 	sp.refs++

@@ -1,0 +1,267 @@
+package throttle
+
+import (
+	"context"
+	"time"
+
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
+)
+
+// Sending on the shared quota's time slots (a quota that is an
+// adaptive.Reserver: Redis without a burst, or the local known rate).
+const (
+	// slotTolerance is how late a call may still be sent on its slot. A
+	// later call leaves less than the quota's spacing before the next
+	// slot, perhaps another worker's, which a strict limiter (a GCRA with
+	// no burst) refuses; so a slot missed by more is not used late but
+	// dropped (ratelimit-slots-missed), and the call takes the next one.
+	// Go's timers wake within a millisecond on an idle machine and within
+	// a few on a busy one.
+	slotTolerance = 5 * time.Millisecond
+	// slotEarly is how early a call may be sent before its slot: a timer
+	// that wakes a hair early sends rather than waiting again.
+	slotEarly = 500 * time.Microsecond
+	// slotAhead is how far ahead a firing reserves at once: the slots its
+	// policy would use in that time, at least one call's. Short, so that
+	// the workers sharing a quota take turns in small steps and a worker
+	// whose firing ends (runners fire timers late, often one key at a
+	// time) holds few slots it cannot use, which lapse unless nobody
+	// reserved after them; long enough that one round trip to the quota's
+	// service carries several slots at high rates. At 10 a second, it is
+	// one call's slot per round trip.
+	slotAhead = 50 * time.Millisecond
+)
+
+// claim is one call's slot: units slots of the quota from at on.
+type claim struct {
+	at    time.Time
+	units int
+}
+
+// slotRun is the unclaimed part of a reservation: left units whose slots
+// start at next, spacing apart.
+type slotRun struct {
+	res  adaptive.Reservation // as granted, or as extended by the contiguous reservations after it
+	next time.Time
+	left int
+}
+
+// end is where the run's last slot ends.
+func (r slotRun) end() time.Time { return r.next.Add(time.Duration(r.left) * r.res.Spacing) }
+
+// slotLedger holds the slots a worker reserved and has not handed to a
+// call yet, for all the groups of a transform on the worker (a permit
+// pool's, under its lock). Slots are handed out in time order; a slot that
+// passed more than slotTolerance ago without a call lapses. The zero value
+// is empty.
+type slotLedger struct {
+	runs     []slotRun // by time
+	back     []claim   // claims given back unused, by time
+	capacity int       // the most units one reservation can grant; 0 means no bound
+}
+
+// add records a reservation's slots. A reservation that starts where the
+// last one ended on the quota's clock (nobody reserved in between) extends
+// it, so that a call may take slots from both.
+func (l *slotLedger) add(res adaptive.Reservation) {
+	if res.Granted <= 0 {
+		return
+	}
+	if n := len(l.runs); n > 0 {
+		last := &l.runs[n-1]
+		if last.res.Stamp == res.Stamp-int64(res.Granted)*int64(res.Spacing) && last.res.Spacing == res.Spacing {
+			last.res.Granted += res.Granted
+			last.res.Stamp = res.Stamp
+			last.left += res.Granted
+			return
+		}
+	}
+	l.runs = append(l.runs, slotRun{res: res, next: res.First, left: res.Granted})
+}
+
+// expire drops the slots that started more than slotTolerance before now,
+// and returns how many units lapsed.
+func (l *slotLedger) expire(now time.Time) (lapsed int) {
+	cut := now.Add(-slotTolerance)
+	keep := l.back[:0]
+	for _, c := range l.back {
+		if c.at.Before(cut) {
+			lapsed += c.units
+			continue
+		}
+		keep = append(keep, c)
+	}
+	l.back = keep
+	runs := l.runs[:0]
+	for _, r := range l.runs {
+		if r.next.Before(cut) && r.left > 0 {
+			k := min(int((cut.Sub(r.next)+r.res.Spacing-1)/r.res.Spacing), r.left)
+			r.next = r.next.Add(time.Duration(k) * r.res.Spacing)
+			r.left -= k
+			lapsed += k
+		}
+		if r.left > 0 {
+			runs = append(runs, r)
+		}
+	}
+	l.runs = runs
+	return lapsed
+}
+
+// claim hands out the earliest slots for a call of the given cost: a claim
+// given back that is large enough, or the next cost units of a run. A call
+// costing more than one reservation can ever grant takes that many. It
+// reports false if the ledger has no such slots: reserve more.
+func (l *slotLedger) claim(cost int) (claim, bool) {
+	units := max(cost, 1)
+	if l.capacity > 0 {
+		units = min(units, l.capacity)
+	}
+	bi := -1
+	for i, c := range l.back {
+		if c.units >= units {
+			bi = i
+			break
+		}
+	}
+	for i := range l.runs {
+		r := &l.runs[i]
+		if r.left < units {
+			continue
+		}
+		if bi >= 0 && !l.back[bi].at.After(r.next) {
+			break
+		}
+		c := claim{at: r.next, units: units}
+		r.next = r.next.Add(time.Duration(units) * r.res.Spacing)
+		r.left -= units
+		if r.left == 0 {
+			l.runs = append(l.runs[:i], l.runs[i+1:]...)
+		}
+		return c, true
+	}
+	if bi >= 0 {
+		c := l.back[bi]
+		l.back = append(l.back[:bi], l.back[bi+1:]...)
+		return c, true
+	}
+	return claim{}, false
+}
+
+// giveBack returns a claim a call did not use, for the next call.
+func (l *slotLedger) giveBack(c claim) {
+	i := len(l.back)
+	for i > 0 && l.back[i-1].at.After(c.at) {
+		i--
+	}
+	l.back = append(l.back, claim{})
+	copy(l.back[i+1:], l.back[i:])
+	l.back[i] = c
+}
+
+// tail removes and returns the last run if its unclaimed slots are still
+// ahead of now: the units that giving back to the quota can return (only a
+// reservation's tail can be, and only while nobody reserved after it).
+// Claims given back that end where the run's unclaimed slots begin join it
+// first.
+func (l *slotLedger) tail(now time.Time) (slotRun, bool) {
+	n := len(l.runs)
+	if n == 0 {
+		return slotRun{}, false
+	}
+	r := l.runs[n-1]
+	for k := len(l.back) - 1; k >= 0; k-- {
+		c := l.back[k]
+		if !c.at.Add(time.Duration(c.units) * r.res.Spacing).Equal(r.next) {
+			break
+		}
+		r.next, r.left = c.at, r.left+c.units
+		l.back = l.back[:k]
+	}
+	l.runs[n-1] = r
+	if !r.next.After(now) {
+		return slotRun{}, false
+	}
+	l.runs = l.runs[:n-1]
+	return r, true
+}
+
+// newPermitPool returns the permit pool of a transform on a worker for the
+// quota q of cfg.
+func newPermitPool(cfg QuotaConfig, q adaptive.Quota) *permitPool {
+	p := &permitPool{cfg: cfg, q: q}
+	if r, ok := q.(adaptive.Reserver); ok && cfg.slotted() {
+		p.r = r
+		if rate, err := adaptive.ParseRate(cfg.Rate); err == nil {
+			p.spacing = max(rate.Per/time.Duration(rate.N), 1)
+			p.slots.capacity = int((adaptive.DefaultHorizon-adaptive.DefaultLead)/p.spacing) + 1
+		}
+	}
+	return p
+}
+
+// slotsWithin returns how many of the quota's slots fit in d; 0 without
+// a quota of time slots.
+func (p *permitPool) slotsWithin(d time.Duration) int {
+	if p.spacing <= 0 {
+		return 0
+	}
+	return int(d / p.spacing)
+}
+
+// begin counts a firing under way, for end.
+func (p *permitPool) begin() {
+	p.mu.Lock()
+	p.active++
+	p.mu.Unlock()
+}
+
+// end ends a firing that began, at now, and gives back the slot it held,
+// if any (held, paid and not settled). When no other firing of the worker
+// is under way, the slots the worker reserved and no call claimed are
+// given back to the quota, if nobody reserved after them (else they
+// lapse), so that the worker holds no slots while its groups wait or have
+// nothing to send. The quota's service is not asked while it is down or
+// while a round trip is under way; the slots then lapse.
+func (p *permitPool) end(ctx context.Context, now time.Time, held permission) {
+	if p.r == nil {
+		return
+	}
+	p.mu.Lock()
+	p.active--
+	if held.paid {
+		p.slots.giveBack(held.slot)
+	}
+	p.tally.lapsed += int64(p.slots.expire(now))
+	var (
+		run slotRun
+		ok  bool
+	)
+	if p.active == 0 && !p.health.down && !p.health.inFlight {
+		run, ok = p.slots.tail(now)
+	}
+	p.mu.Unlock()
+	if !ok {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, p.timeout())
+	back, err := p.r.Release(rctx, p.cfg.Key, run.res, run.left, now)
+	cancel()
+	p.mu.Lock()
+	if err != nil {
+		p.tally.errors++
+	}
+	p.tally.released += int64(back)
+	p.tally.lapsed += int64(run.left - back)
+	t := p.tally
+	p.tally = quotaTally{}
+	p.mu.Unlock()
+	t.report(ctx)
+}
+
+// missed drops a slot a call got to too late (see slotTolerance).
+func (p *permitPool) missed(perm permission) {
+	p.mu.Lock()
+	p.tally.missed += int64(perm.slot.units)
+	p.mu.Unlock()
+}

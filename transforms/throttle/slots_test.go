@@ -1,0 +1,169 @@
+package throttle
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
+)
+
+var slotT0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func ms(n int) time.Time { return slotT0.Add(time.Duration(n) * time.Millisecond) }
+
+// res is a reservation of granted slots 100 ms apart from first (ms),
+// ending at its stamp on a quota clock that is the caller's.
+func res(first, granted int) adaptive.Reservation {
+	r := adaptive.Reservation{First: ms(first), Spacing: 100 * time.Millisecond, Granted: granted}
+	r.Stamp = r.First.Add(time.Duration(granted) * r.Spacing).UnixNano()
+	return r
+}
+
+func TestSlotLedger(t *testing.T) {
+	type step struct {
+		add     adaptive.Reservation // added first, if Granted > 0
+		back    *claim               // then given back, if set
+		expire  int                  // then expired at this ms, if > 0
+		cost    int                  // then claimed, if > 0
+		want    claim                // the claim's slot
+		ok      bool
+		lapsed  int
+		capping int // capacity
+	}
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"empty", []step{{cost: 1}}},
+		{"in order", []step{
+			{add: res(0, 3), cost: 1, want: claim{ms(0), 1}, ok: true},
+			{cost: 1, want: claim{ms(100), 1}, ok: true},
+			{cost: 1, want: claim{ms(200), 1}, ok: true},
+			{cost: 1},
+		}},
+		{"a cost takes its slots' worth", []step{
+			{add: res(0, 3), cost: 2, want: claim{ms(0), 2}, ok: true},
+			{cost: 2}, // one left: not enough
+			{cost: 1, want: claim{ms(200), 1}, ok: true},
+		}},
+		{"contiguous reservations join", []step{
+			{add: res(0, 1)},
+			{add: res(100, 2), cost: 3, want: claim{ms(0), 3}, ok: true},
+		}},
+		{"a reservation after a gap does not join", []step{
+			{add: res(0, 1)},
+			{add: res(300, 2), cost: 2, want: claim{ms(300), 2}, ok: true},
+			{cost: 1, want: claim{ms(0), 1}, ok: true},
+		}},
+		{"given back, the earliest goes first", []step{
+			{add: res(0, 3), cost: 1, want: claim{ms(0), 1}, ok: true},
+			{back: &claim{ms(0), 1}, cost: 1, want: claim{ms(0), 1}, ok: true},
+			{cost: 1, want: claim{ms(100), 1}, ok: true},
+		}},
+		{"passed slots lapse", []step{
+			{add: res(0, 3), expire: 104, lapsed: 1, cost: 1, want: claim{ms(100), 1}, ok: true},
+			{back: &claim{ms(100), 1}, expire: 204, lapsed: 1, cost: 1, want: claim{ms(200), 1}, ok: true},
+		}},
+		{"within the tolerance a slot is still there", []step{
+			{add: res(0, 1), expire: 4, cost: 1, want: claim{ms(0), 1}, ok: true},
+		}},
+		{"a cost above the capacity takes the capacity", []step{
+			{add: res(0, 3), capping: 2, cost: 5, want: claim{ms(0), 2}, ok: true},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var l slotLedger
+			for i, s := range tc.steps {
+				if s.capping > 0 {
+					l.capacity = s.capping
+				}
+				l.add(s.add)
+				if s.back != nil {
+					l.giveBack(*s.back)
+				}
+				if s.expire > 0 {
+					if got := l.expire(ms(s.expire)); got != s.lapsed {
+						t.Errorf("step %d: %d lapsed, want %d", i, got, s.lapsed)
+					}
+				}
+				if s.cost > 0 {
+					got, ok := l.claim(s.cost)
+					if ok != s.ok || ok && (!got.at.Equal(s.want.at) || got.units != s.want.units) {
+						t.Errorf("step %d: claim(%d) = %v at %v, %v; want %v at %v, %v",
+							i, s.cost, got.units, got.at.Sub(slotT0), ok, s.want.units, s.want.at.Sub(slotT0), s.ok)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestSlotLedgerTail(t *testing.T) {
+	var l slotLedger
+	l.add(res(0, 4))
+	c, _ := l.claim(1) // 0 ms
+	d, _ := l.claim(1) // 100 ms
+	l.giveBack(d)      // ends where 200 ms begins: joins the tail
+	if _, ok := l.tail(ms(500)); ok {
+		t.Error("tail after its slots passed: ok, want none")
+	}
+	l = slotLedger{}
+	l.add(res(0, 4))
+	c, _ = l.claim(1)
+	d, _ = l.claim(1)
+	l.giveBack(d)
+	r, ok := l.tail(ms(50))
+	if !ok || !r.next.Equal(ms(100)) || r.left != 3 {
+		t.Fatalf("tail = %v from %v, %v; want 3 from 100ms", r.left, r.next.Sub(slotT0), ok)
+	}
+	if len(l.runs) != 0 || len(l.back) != 0 {
+		t.Errorf("after tail: %d runs, %d given back; want none", len(l.runs), len(l.back))
+	}
+	_ = c
+}
+
+// TestPermitPoolSlots: a permit pool over the local known rate hands each
+// call its own slot, spaced at the rate across firings, misses nothing it
+// is not late for, and gives the slots no firing used back to the quota.
+func TestPermitPoolSlots(t *testing.T) {
+	cfg := QuotaConfig{Backend: LocalQuota, Rate: "10/s", Key: "k"}
+	q, err := cfg.newQuota()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newPermitPool(cfg, q)
+	ctx := context.Background()
+	now := ms(0)
+	p.begin()
+	var got []time.Duration
+	for range 5 {
+		perm := p.permit(ctx, now, 1, 1, time.Second)
+		if !perm.ok || !perm.paid {
+			t.Fatalf("permit at %v: %+v, want a paid slot", now.Sub(slotT0), perm)
+		}
+		got = append(got, perm.slot.at.Sub(slotT0))
+		now = perm.slot.at // sent on it
+		p.settle(ctx, perm, true)
+	}
+	want := []time.Duration{20, 120, 220, 320, 420} // the lead, then 1/rate apart
+	for i := range want {
+		if got[i] != want[i]*time.Millisecond {
+			t.Fatalf("slots %v, want %v ms", got, want)
+		}
+	}
+	// A slot claimed and not used goes back; the firing ends and the
+	// quota gets it back, so the next reservation starts there.
+	held := p.permit(ctx, now, 1, 3, time.Second)
+	p.end(ctx, now, held)
+	if p.tally.released != 0 || p.tally.lapsed != 0 { // reported by end
+		t.Errorf("tally after end %+v, want it reported", p.tally)
+	}
+	p.begin()
+	next := p.permit(ctx, now, 1, 1, time.Second)
+	if !next.slot.at.Equal(held.slot.at) {
+		t.Errorf("after giving back, the next slot is at %v, want %v", next.slot.at.Sub(slotT0), held.slot.at.Sub(slotT0))
+	}
+	p.end(ctx, now, next)
+}
