@@ -491,9 +491,9 @@ type firing struct {
 	out   emitters
 
 	t       tally
-	requeue []item    // elements to try again on a later firing (429s, retries)
-	rest    []item    // elements the policy postponed, not tried in this firing
-	retryAt time.Time // when the policy wants to be asked again; zero if it did not postpone
+	requeue []item     // elements to try again on a later firing (429s, retries)
+	rest    []item     // elements the policy postponed, not tried in this firing
+	retryAt time.Time  // when the policy wants to be asked again; zero if it did not postpone
 	slot    permission // a slot of the shared quota claimed for the next call and not used yet
 
 	calls  int64        // calls made inline (callInline), numbering them
