@@ -376,7 +376,17 @@ func (h *Handler) Stats() Stats {
 	return s
 }
 
-// Reset zeroes the stats, the series and the Prometheus counters. It does
+// Span returns when the handler saw client's API requests (see
+// ClientHeader): its first and its last accepted, as precise as the
+// handler's clock, unlike the per-second Series. It is zero for a client
+// not counted in Stats.Clients, and after Reset.
+func (h *Handler) Span(client string) Span {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.rec.spans[client]
+}
+
+// Reset zeroes the stats, the series, the spans and the Prometheus counters. It does
 // not touch the quota or the faults.
 func (h *Handler) Reset() {
 	h.mu.Lock()

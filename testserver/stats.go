@@ -145,12 +145,24 @@ type answer struct {
 	itemErrors int64 // accepted only: items failed by ItemErrorRate
 }
 
+// Span is when a Handler saw one client's API requests (see ClientHeader),
+// by the handler's clock: precise where the per-second Series is not.
+type Span struct {
+	// First is when the client's first request counted in Stats.Clients
+	// came (accepted, rejected or errored); zero if none has.
+	First time.Time
+	// LastAccepted is when its last request answered 200 came; zero if
+	// none has.
+	LastAccepted time.Time
+}
+
 // recorder keeps the counts behind Stats. It is not safe for concurrent use;
 // Handler guards it with its mutex.
 type recorder struct {
-	totals Stats    // only the counters are used
-	series []Second // sorted by T
-	marks  []Mark   // in the order set, at most maxMarks
+	totals Stats           // only the counters are used
+	series []Second        // sorted by T
+	marks  []Mark          // in the order set, at most maxMarks
+	spans  map[string]Span // for the clients in totals.Clients
 }
 
 // bucket returns the series entry for the second of now, adding it if
@@ -221,6 +233,17 @@ func (r *recorder) add(now time.Time, a answer, client string) {
 	}
 	r.totals.Clients = addTo(r.totals.Clients, client, a)
 	sec.Clients = addTo(sec.Clients, client, a)
+	if r.spans == nil {
+		r.spans = map[string]Span{}
+	}
+	sp := r.spans[client]
+	if sp.First.IsZero() {
+		sp.First = now
+	}
+	if a.outcome == accepted {
+		sp.LastAccepted = now
+	}
+	r.spans[client] = sp
 }
 
 // addTo counts answer a for client in m, making m if it is nil.

@@ -374,3 +374,40 @@ func TestStatsCost(t *testing.T) {
 		t.Errorf("Stats() after Reset mismatch (-want +got):\n%s", diff)
 	}
 }
+
+func TestSpan(t *testing.T) {
+	clock := newFakeClock()
+	t0 := clock.Now()
+	h := newHandler(t, testserver.Config{Quota: 10, Mode: testserver.GCRA, MaxBodyBytes: 10, Now: clock.Now})
+	for i, s := range []struct {
+		advance      time.Duration
+		client, body string
+		want         int
+	}{
+		{0, "a", "x", http.StatusOK},
+		{30 * time.Millisecond, "b", "x", http.StatusTooManyRequests}, // b's first, rejected
+		{100 * time.Millisecond, "a", "x", http.StatusOK},
+		{10 * time.Millisecond, "a", "x", http.StatusTooManyRequests},                  // not a's last accepted
+		{100 * time.Millisecond, "", "x", http.StatusOK},                               // unnamed: no span
+		{time.Second, "c", strings.Repeat("x", 100), http.StatusRequestEntityTooLarge}, // not counted
+	} {
+		clock.Advance(s.advance)
+		if got := serveAs(h, s.client, s.body); got != s.want {
+			t.Fatalf("step %d: got %d, want %d", i, got, s.want)
+		}
+	}
+	for client, want := range map[string]testserver.Span{
+		"a": {First: t0, LastAccepted: t0.Add(130 * time.Millisecond)},
+		"b": {First: t0.Add(30 * time.Millisecond)},
+		"":  {},
+		"c": {},
+	} {
+		if got := h.Span(client); !got.First.Equal(want.First) || !got.LastAccepted.Equal(want.LastAccepted) {
+			t.Errorf("Span(%q): got %+v, want %+v", client, got, want)
+		}
+	}
+	h.Reset()
+	if got := h.Span("a"); got != (testserver.Span{}) {
+		t.Errorf("Span(a) after Reset: got %+v, want zero", got)
+	}
+}

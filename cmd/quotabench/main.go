@@ -2,15 +2,19 @@
 // cmd/beamthrottle processes share one quota in Redis or in Envoy's
 // rate-limit service against the quota test server, beside the adaptive
 // throttle alone, then with a competitor, then with the quota's service
-// killed or slow (internal/quotabench). It writes -out/results.md and
-// -out/results.svg, and the raw results to -out/results.json, from which
-// -rewrite makes the report again without running anything.
+// killed or slow; then against a strict limiter (GCRA, no burst) with the
+// elements of a batch job all at once (internal/quotabench). It writes
+// -out/results.md, the plots -out/results.svg and -out/results-strict.svg,
+// and the raw results to -out/results.json, from which -rewrite makes the
+// report again without running anything.
 //
 //	go run ./cmd/quotabench -out docs/quota
 //	go run ./cmd/quotabench -scenarios redis,envoy -duration 20s -out /tmp/q
+//	go run ./cmd/quotabench -scenarios strict -out /tmp/qs
 //
-// It is part of `make bench`, not of `make test`: it takes about ten
-// minutes, and its numbers depend on the machine.
+// It is part of `make bench`, not of `make test`: it takes about twenty
+// minutes (the strict scenarios alone, about ten), and its numbers depend
+// on the machine.
 package main
 
 import (
@@ -31,12 +35,14 @@ import (
 
 func main() {
 	out := flag.String("out", "docs/quota", "Directory for results.md and results.svg (\"\" = write nothing).")
-	only := flag.String("scenarios", "", "Comma-separated scenario names (default: all).")
+	only := flag.String("scenarios", "", "Comma-separated scenario names, or strict for every strict-limiter scenario (default: all).")
 	rewrite := flag.Bool("rewrite", false, "Run nothing: rewrite results.md and results.svg from -out/results.json (after a change to the report's text).")
 	var set quotabench.Settings
 	flag.IntVar(&set.Capacity, "capacity", 60, "The quota server's capacity and the shared quota, per second.")
 	flag.DurationVar(&set.Duration, "duration", 40*time.Second, "How long each process's source emits.")
 	flag.DurationVar(&set.FaultDuration, "fault_duration", 30*time.Second, "How long the sources emit in the fault scenarios.")
+	flag.IntVar(&set.APIRate, "api_rate", 10, "The strict limiter's rate per second (GCRA, no burst), in the strict scenarios.")
+	flag.IntVar(&set.StrictElements, "strict_elements", 600, "Elements all processes of a strict scenario generate together, split evenly between them.")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -67,7 +73,6 @@ func run(ctx context.Context, set quotabench.Settings, only, out string) error {
 		Machine:  machine(),
 		When:     when,
 		Settings: set,
-		Plot:     "results.svg",
 	}
 	return write(out, saved{h, results})
 }
@@ -91,13 +96,39 @@ func rewriteReport(out string) error {
 	return write(out, s)
 }
 
-// write writes results.md, results.svg and results.json to out, or the
-// report to standard output if out is "".
+// write writes results.md, results.json and the plots (results.svg for
+// the token-bucket scenarios, results-strict.svg for the strict ones, each
+// if there are any) to out, or the report to standard output if out is "".
 func write(out string, s saved) error {
-	var md, svg bytes.Buffer
-	if err := quotabench.WritePlot(&svg, s.Header.Settings.Capacity, s.Results); err != nil {
-		return err
+	files := map[string][]byte{}
+	var bucket, strict []quotabench.Result
+	for _, r := range s.Results {
+		if r.Scenario.Strict {
+			strict = append(strict, r)
+		} else {
+			bucket = append(bucket, r)
+		}
 	}
+	s.Header.Plot, s.Header.StrictPlot = "", ""
+	for _, pl := range []struct {
+		name     string
+		capacity int
+		results  []quotabench.Result
+		field    *string
+	}{
+		{"results.svg", s.Header.Settings.Capacity, bucket, &s.Header.Plot},
+		{"results-strict.svg", s.Header.Settings.APIRate, strict, &s.Header.StrictPlot},
+	} {
+		if len(pl.results) == 0 {
+			continue
+		}
+		var svg bytes.Buffer
+		if err := quotabench.WritePlot(&svg, pl.capacity, pl.results); err != nil {
+			return err
+		}
+		files[pl.name], *pl.field = svg.Bytes(), pl.name
+	}
+	var md bytes.Buffer
 	if err := quotabench.WriteReport(&md, s.Header, s.Results); err != nil {
 		return err
 	}
@@ -112,12 +143,13 @@ func write(out string, s saved) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	for name, b := range map[string][]byte{"results.svg": svg.Bytes(), "results.json": append(js, '\n'), "results.md": md.Bytes()} {
+	files["results.json"], files["results.md"] = append(js, '\n'), md.Bytes()
+	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(out, name), b, 0o644); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintf(os.Stderr, "wrote %s/results.{md,svg,json}\n", out)
+	fmt.Fprintf(os.Stderr, "wrote %s/results.md, results.json and the plots\n", out)
 	return nil
 }
 

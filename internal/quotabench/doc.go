@@ -4,7 +4,10 @@
 // kept in Redis or in Envoy's rate-limit service, against the quota test
 // server whose capacity equals that quota; beside them, the adaptive
 // throttle alone; then an uncontrolled competitor; then the quota's service
-// killed, restarted and slowed down.
+// killed, restarted and slowed down. The strict scenarios (Scenario.Strict)
+// put the processes against a strict limiter instead, a GCRA with no
+// burst, with a batch job's elements all at once, and time how close to
+// the quota's pace they finish (Result.TimeRatio).
 //
 // Everything is measured from the quota server's own per-client counts
 // (testserver.ClientHeader) and from each process's summary and output

@@ -2,6 +2,7 @@ package quotabench
 
 import (
 	"slices"
+	"time"
 
 	"github.com/beamthrottle/beamthrottle/testserver"
 )
@@ -167,6 +168,31 @@ func phases(m Measure, from, to int64) (before, during, after Phase) {
 		ph.Rejected += p.Rejected
 	}
 	return before, during, after
+}
+
+// Span is, in a strict scenario, the time from the pipelines' first call
+// the quota server saw to their last accepted one; 0 if none was accepted.
+func (r Result) Span() time.Duration {
+	if r.First.IsZero() || r.LastAccepted.Before(r.First) {
+		return 0
+	}
+	return r.LastAccepted.Sub(r.First)
+}
+
+// IdealTime is how long a strict scenario's elements take at the pace of
+// its quota: all the processes' elements ÷ QuotaRate; 0 without a rate.
+func (r Result) IdealTime() time.Duration {
+	s := ratio(float64(r.Elements*len(r.Procs)), r.QuotaRate)
+	return time.Duration(s * float64(time.Second))
+}
+
+// TimeRatio is Span ÷ IdealTime: 1 for a run that sent its elements at
+// the pace of its quota, more for a slower one; 0 if either is 0.
+func (r Result) TimeRatio() float64 {
+	if r.Span() == 0 {
+		return 0
+	}
+	return ratio(r.Span().Seconds(), r.IdealTime().Seconds())
 }
 
 // ratio is a ÷ b, 0 when b is not positive.

@@ -1,7 +1,11 @@
 package quotabench
 
 import (
+	"math"
+	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -122,5 +126,78 @@ func TestPhases(t *testing.T) {
 	}
 	if got := (Phase{}).AcceptedRate(); got != 0 {
 		t.Errorf("empty AcceptedRate = %v, want 0", got)
+	}
+}
+
+func TestTimeRatio(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	procs := make([]Proc, 3)
+	tests := []struct {
+		name        string
+		r           Result
+		span, ideal time.Duration
+		ratio       float64
+	}{{
+		name: "600 elements at 9/s in 70 s",
+		r:    Result{Elements: 200, Procs: procs, QuotaRate: 9, First: t0, LastAccepted: t0.Add(70 * time.Second)},
+		span: 70 * time.Second, ideal: 600 * time.Second / 9, ratio: 70.0 / (600.0 / 9),
+	}, {
+		name: "one process, exactly at its pace",
+		r:    Result{Elements: 600, Procs: procs[:1], QuotaRate: 10, First: t0, LastAccepted: t0.Add(60 * time.Second)},
+		span: 60 * time.Second, ideal: 60 * time.Second, ratio: 1,
+	}, {
+		name:  "nothing accepted",
+		r:     Result{Elements: 200, Procs: procs, QuotaRate: 9, First: t0},
+		ideal: 600 * time.Second / 9,
+	}, {
+		name: "no processes ran",
+		r:    Result{Elements: 200, QuotaRate: 9},
+	}, {
+		name: "no rate: not a strict scenario",
+		r:    Result{Elements: 200, Procs: procs, First: t0, LastAccepted: t0.Add(time.Second)},
+		span: time.Second,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.r.Span(); got != tt.span {
+				t.Errorf("Span: got %v, want %v", got, tt.span)
+			}
+			if got := tt.r.IdealTime(); got != tt.ideal {
+				t.Errorf("IdealTime: got %v, want %v", got, tt.ideal)
+			}
+			if got := tt.r.TimeRatio(); math.Abs(got-tt.ratio) > 1e-9 {
+				t.Errorf("TimeRatio: got %v, want %v", got, tt.ratio)
+			}
+		})
+	}
+}
+
+// TestSpanOfClients takes the earliest first call and the latest accepted
+// one over the pipeline processes, from the server's own timestamps.
+func TestSpanOfClients(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	now := t0
+	h, err := testserver.NewHandler(testserver.Config{Quota: 10, Mode: testserver.GCRA, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(after time.Duration, client string) {
+		now = now.Add(after)
+		req := httptest.NewRequest("POST", "/api", strings.NewReader("x"))
+		req.Header.Set(testserver.ClientHeader, client)
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	call(0, competitorName)                    // not a pipeline
+	call(50*time.Millisecond, "p2")            // rejected: the pipelines' first call
+	call(100*time.Millisecond, "p1")           // accepted
+	call(150*time.Millisecond, "p2")           // accepted: the last
+	call(10*time.Millisecond, "p1")            // rejected
+	call(200*time.Millisecond, competitorName) // accepted, not a pipeline
+	first, last := span(h, []string{"p1", "p2", "p3"})
+	if want := t0.Add(50 * time.Millisecond); !first.Equal(want) {
+		t.Errorf("first: got %v, want %v", first, want)
+	}
+	if want := t0.Add(300 * time.Millisecond); !last.Equal(want) {
+		t.Errorf("last accepted: got %v, want %v", last, want)
 	}
 }

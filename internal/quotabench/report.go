@@ -42,6 +42,12 @@ func (r Result) UtilisationVerdict() Verdict {
 	return Verdict{OK: r.Measure.BusySeconds > 0 && u >= MinUtilisation, Text: fmt.Sprintf("%s (≥ %s)", pct(u), pct(MinUtilisation))}
 }
 
+// TimeVerdict checks a strict scenario's time ratio against its MaxTime.
+func (r Result) TimeVerdict() Verdict {
+	t := r.TimeRatio()
+	return Verdict{OK: t > 0 && t <= r.Scenario.MaxTime, Text: fmt.Sprintf("%s (≤ %g×)", times(t), r.Scenario.MaxTime)}
+}
+
 // ConservationVerdict checks that every process accounted for each of its
 // elements exactly once.
 func (r Result) ConservationVerdict() Verdict {
@@ -51,6 +57,14 @@ func (r Result) ConservationVerdict() Verdict {
 		got += p.Outputs.Lines
 	}
 	return Verdict{OK: r.Conserved(), Text: fmt.Sprintf("%d lines for %d elements", got, want)}
+}
+
+// times formats a time ratio, "–" for none.
+func times(t float64) string {
+	if t == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.3f×", t)
 }
 
 // pct formats a fraction as a percentage.
@@ -71,6 +85,8 @@ type Header struct {
 	Settings Settings
 	// Plot is the plot's file name, relative to the report; "" for none.
 	Plot string
+	// StrictPlot is the strict scenarios' plot's file name, as Plot.
+	StrictPlot string
 }
 
 // WriteReport writes the Markdown report of results to w.
@@ -78,33 +94,44 @@ func WriteReport(w io.Writer, h Header, results []Result) error {
 	set := h.Settings.withDefaults()
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	p("# A shared quota, measured\n\n")
-	p("Issue 14, sections 4 and 5: %d pipeline processes (`cmd/beamthrottle`, each an OS process on its own Prism) "+
-		"share one quota on the quota test server, whose capacity equals the quota: %d calls a second "+
-		"(token bucket, one second of burst). Each process offers %g/s (%g × the capacity in all) for %v "+
-		"(%v in the fault scenarios), with `--max_wait=%v`, and names itself with `X-Quota-Client` so that "+
-		"the server counts each one. Made by:\n\n    %s\n\n",
-		set.Processes, set.Capacity, set.rate(), set.Offer*float64(set.Processes), set.Duration, set.FaultDuration, set.MaxWait, h.Command)
-	p("Measured %s on %s. One run, indicative: the numbers move with the machine's load.\n\n",
-		h.When.UTC().Format("2006-01-02 15:04 MST"), h.Machine)
-	p("- **Waste**: the pipelines' calls the server rejected ÷ all their calls, over the whole run. Target ≤ %s.\n", pct(MaxWaste))
-	p("- **Utilisation**: the pipelines' accepted calls ÷ the capacity left to them (capacity × seconds, less what the "+
-		"competitor got), over the whole seconds in which every process was calling. Target ≥ %s.\n", pct(MinUtilisation))
-	p("- **Conservation**: each process's summary says all its generated elements were accounted for, its outcomes add " +
-		"up to the elements generated, and its output files hold exactly that many lines, as many per output as the " +
-		"summary counts, each line a distinct payload (the generator's payloads are unique).\n\n")
-	if h.Plot != "" {
-		p("![accepted and rejected per second, per scenario](%s)\n\n", h.Plot)
-	}
-
-	var main, faults []Result
+	var main, faults, strict []Result
 	for _, r := range results {
-		if r.Scenario.faulty() {
+		switch {
+		case r.Scenario.Strict:
+			strict = append(strict, r)
+		case r.Scenario.faulty():
 			faults = append(faults, r)
-		} else {
+		default:
 			main = append(main, r)
 		}
 	}
+	bucket := len(main)+len(faults) > 0
+	p("# A shared quota, measured\n\n")
+	if !bucket {
+		p("Pipeline processes (`cmd/beamthrottle`, each an OS process on its own Prism) against a strict limiter "+
+			"(below), each naming itself with `X-Quota-Client` so that the server counts each one. Made by:\n\n    %s\n\n", h.Command)
+	} else {
+		p("Issue 14, sections 4 and 5: %d pipeline processes (`cmd/beamthrottle`, each an OS process on its own Prism) "+
+			"share one quota on the quota test server, whose capacity equals the quota: %d calls a second "+
+			"(token bucket, one second of burst). Each process offers %g/s (%g × the capacity in all) for %v "+
+			"(%v in the fault scenarios), with `--max_wait=%v`, and names itself with `X-Quota-Client` so that "+
+			"the server counts each one. Made by:\n\n    %s\n\n",
+			set.Processes, set.Capacity, set.rate(), set.Offer*float64(set.Processes), set.Duration, set.FaultDuration, set.MaxWait, h.Command)
+	}
+	p("Measured %s on %s. One run, indicative: the numbers move with the machine's load.\n\n",
+		h.When.UTC().Format("2006-01-02 15:04 MST"), h.Machine)
+	p("- **Waste**: the pipelines' calls the server rejected ÷ all their calls, over the whole run. Target ≤ %s.\n", pct(MaxWaste))
+	if bucket {
+		p("- **Utilisation**: the pipelines' accepted calls ÷ the capacity left to them (capacity × seconds, less what the "+
+			"competitor got), over the whole seconds in which every process was calling. Target ≥ %s.\n", pct(MinUtilisation))
+	}
+	p("- **Conservation**: each process's summary says all its generated elements were accounted for, its outcomes add " +
+		"up to the elements generated, and its output files hold exactly that many lines, as many per output as the " +
+		"summary counts, each line a distinct payload (the generator's payloads are unique).\n\n")
+	if h.Plot != "" && bucket {
+		p("![accepted and rejected per second, per scenario](%s)\n\n", h.Plot)
+	}
+
 	if len(main) > 0 {
 		p("## Side by side\n\n")
 		p("| scenario | quota | accepted | rejected | waste | utilisation | competitor accepted | conservation |\n")
@@ -150,20 +177,12 @@ func WriteReport(w io.Writer, h Header, results []Result) error {
 		}
 		p("\n")
 	}
-	p("## Reading the numbers\n\n")
-	p("- Utilisation can pass 100 %%: the server's token bucket holds one second of burst, so a window of n seconds " +
-		"can accept up to capacity × (n + 1).\n")
-	p("- With a competitor, the configured quota (the capacity) is above what is left: the shared quota lets the " +
-		"processes try for more than they can get, and the adaptive throttle on top finds the rest from the 429s, " +
-		"which costs rejections. The 1 %% waste target is the shared quota's alone; it is shown here for comparison.\n")
-	p("- Envoy's service counts in fixed windows aligned on the clock (here a second), answers each descriptor all " +
-		"or nothing, and counts refused hits too. A firing therefore asks for its batch in chunks, one copy of the " +
-		"descriptor each, in one request, and is granted the chunks that fit (see sharedquota.Envoy); it asks for no " +
-		"more than it can send before the window ends, and what it has left then lapses. A process refused waits " +
-		"for the next window, which starts on the service's second.\n")
-	p("- Fail open: while the service is down each process sends limited by its adaptive throttle alone. Fail closed: " +
-		"no permit, no call; elements wait in their groups and those older than `--max_wait` go to client_throttled. " +
-		"The outage's seconds are whole seconds, so \"during\" includes the seconds of the kill and of the restart.\n\n")
+	if len(strict) > 0 {
+		writeStrict(&b, h, strict)
+	}
+	if bucket {
+		writeReading(&b)
+	}
 	p("## Processes\n\n")
 	p("Each process's summary (success / client_throttled / server_throttled / errors = total) and its output files.\n\n")
 	p("| scenario | process | summary | output lines (success / client_throttled / server_throttled / errors) | conserved |\n")
@@ -192,6 +211,105 @@ func WriteReport(w io.Writer, h Header, results []Result) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeStrict writes the section of the strict scenarios' results to b.
+func writeStrict(b *strings.Builder, h Header, results []Result) {
+	set := h.Settings.withDefaults()
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	p("## Against a strict limiter\n\n")
+	p("Here the quota server is a strict limiter: a GCRA at %d calls a second with no burst, which refuses any call "+
+		"that comes less than %v after the last one it accepted. The processes generate %d elements in all, split evenly "+
+		"between them, at once and bounded (`--generate=N` without `--generate_rate`), as a batch job does, with "+
+		"`--max_wait=auto`. A quota is set to a share of the API's rate: `redis` reserves evenly spaced slots in Redis "+
+		"(`--quota_rate`, no `--quota_burst`), all processes on one `--quota_key`; `local` gives each process slots "+
+		"from a GCRA of its own at its part of the share; `envoy` counts %d a second in fixed windows (the "+
+		"descriptor bench=strict in testdata/ratelimit/config/beamthrottle.yaml). The rows are made by the command "+
+		"above; `go run ./cmd/quotabench -scenarios strict -out DIR` runs them alone, and a list of names such as "+
+		"`-scenarios strict-redis,strict-local-one` some of them.\n\n",
+		set.APIRate, time.Second/time.Duration(set.APIRate), set.StrictElements, envoyStrictRate)
+	p("- **Calls** and **429**: the pipelines' calls as the server counted them, and those it refused; **waste** is 429 ÷ calls.\n")
+	p("- **Time ratio**: the time from the first call the server saw from the pipelines to the last one it accepted " +
+		"(its own timestamps), ÷ the elements ÷ the quota's rate; without a quota, ÷ the elements ÷ the API's rate. " +
+		"1 is the quota's pace, which below 100 %% is slower than the API's.\n")
+	p("- Targets: %s.\n\n", strictTargets(results))
+	if h.StrictPlot != "" {
+		p("![accepted and rejected per second, strict limiter](%s)\n\n", h.StrictPlot)
+	}
+	p("| scenario | quota | elements | success | calls | 429 | waste | time ratio | verdicts | conservation |\n")
+	p("|---|---|--:|--:|--:|--:|---|---|---|---|\n")
+	for _, r := range results {
+		m := r.Measure
+		var success int64
+		for _, pr := range r.Procs {
+			success += pr.Summary.Success
+		}
+		ratio := times(r.TimeRatio())
+		if r.TimeRatio() > 0 {
+			ratio += fmt.Sprintf(" (%.1f s ÷ %.1f s)", r.Span().Seconds(), r.IdealTime().Seconds())
+		}
+		verdicts := "report only"
+		if r.Scenario.MaxTime > 0 {
+			verdicts = "waste " + r.WasteVerdict().String() + ", time " + r.TimeVerdict().String()
+		}
+		p("| %s: %s | %s | %d | %d | %d | %d | %s | %s | %s | %s |\n", r.Scenario.Name, r.Scenario.Title,
+			strictQuota(r, set.APIRate), r.Elements*len(r.Procs), success, m.Accepted+m.Rejected, m.Rejected,
+			pct(m.Waste), ratio, verdicts, r.ConservationVerdict())
+	}
+	p("\n")
+}
+
+// strictTargets lists the targets of the strict scenarios among results.
+func strictTargets(results []Result) string {
+	var ts []string
+	for _, r := range results {
+		if r.Scenario.MaxTime > 0 {
+			ts = append(ts, fmt.Sprintf("%s, waste ≤ %s and time ratio ≤ %g×", r.Scenario.Name, pct(MaxWaste), r.Scenario.MaxTime))
+		}
+	}
+	if len(ts) == 0 {
+		return "none among these rows; the others are reported only"
+	}
+	return strings.Join(ts, "; ") + "; the others are reported only"
+}
+
+// strictQuota describes the quota of a strict scenario's run against an
+// API of apiRate calls a second.
+func strictQuota(r Result, apiRate int) string {
+	share := pct(ratio(r.QuotaRate, float64(apiRate)))
+	switch r.Scenario.Backend {
+	case "none":
+		return fmt.Sprintf("none (API %d/s)", apiRate)
+	case "redis":
+		return fmt.Sprintf("redis slots, %g/s (%s)", r.QuotaRate, share)
+	case "local":
+		if n := len(r.Procs); n > 1 {
+			return fmt.Sprintf("local slots, %g/s each (%g/s, %s)", r.QuotaRate/float64(n), r.QuotaRate, share)
+		}
+		return fmt.Sprintf("local slots, %g/s (%s)", r.QuotaRate, share)
+	case "envoy":
+		return fmt.Sprintf("envoy, %g/s in 1 s windows (%s)", r.QuotaRate, share)
+	}
+	return r.Scenario.Backend
+}
+
+// writeReading writes the notes on the token-bucket scenarios to b.
+func writeReading(b *strings.Builder) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	p("## Reading the numbers\n\n")
+	p("- Utilisation can pass 100 %%: the server's token bucket holds one second of burst, so a window of n seconds " +
+		"can accept up to capacity × (n + 1).\n")
+	p("- With a competitor, the configured quota (the capacity) is above what is left: the shared quota lets the " +
+		"processes try for more than they can get, and the adaptive throttle on top finds the rest from the 429s, " +
+		"which costs rejections. The 1 %% waste target is the shared quota's alone; it is shown here for comparison.\n")
+	p("- Envoy's service counts in fixed windows aligned on the clock (here a second), answers each descriptor all " +
+		"or nothing, and counts refused hits too. A firing therefore asks for its batch in chunks, one copy of the " +
+		"descriptor each, in one request, and is granted the chunks that fit (see sharedquota.Envoy); it asks for no " +
+		"more than it can send before the window ends, and what it has left then lapses. A process refused waits " +
+		"for the next window, which starts on the service's second.\n")
+	p("- Fail open: while the service is down each process sends limited by its adaptive throttle alone. Fail closed: " +
+		"no permit, no call; elements wait in their groups and those older than `--max_wait` go to client_throttled. " +
+		"The outage's seconds are whole seconds, so \"during\" includes the seconds of the kill and of the restart.\n\n")
 }
 
 // quotaOf describes the shared quota of a scenario.

@@ -40,6 +40,14 @@ type Result struct {
 	// ProxyChunks counts the chunks the delaying proxy forwarded
 	// (RateLimitSlow).
 	ProxyChunks int64
+	// First and LastAccepted are, in a strict scenario, when the quota
+	// server saw the pipelines' first call and their last accepted one
+	// (testserver.Handler.Span); zero if it saw none.
+	First, LastAccepted time.Time
+	// QuotaRate is a strict scenario's configured quota per second, all
+	// processes together, or the API's rate without one: the pace that
+	// TimeRatio measures against.
+	QuotaRate float64
 	// Problem says what went wrong with the harness or a process, if
 	// anything.
 	Problem string
@@ -71,7 +79,8 @@ func (r Result) Conserved() bool {
 }
 
 // bench holds what every scenario shares: the pipeline binary, the quota
-// services and the delaying proxy.
+// services and the delaying proxy. The services are nil when no scenario
+// uses them.
 type bench struct {
 	set    Settings
 	dir    string
@@ -84,9 +93,10 @@ type bench struct {
 }
 
 // Run builds cmd/beamthrottle, starts redis-server and Envoy's rate-limit
-// service, runs the scenarios one after the other, and returns their
-// results. Progress goes to log. It needs the repository (RepoRoot), the go
-// command and redis-server.
+// service if a scenario uses them, runs the scenarios one after the other,
+// and returns their results. Progress goes to log. It needs the repository
+// (RepoRoot), the go command and, for the redis and envoy scenarios,
+// redis-server.
 func Run(ctx context.Context, set Settings, scenarios []Scenario, log io.Writer) ([]Result, error) {
 	b := &bench{set: set.withDefaults(), log: log}
 	dir, err := os.MkdirTemp("", "quotabench-")
@@ -106,24 +116,28 @@ func Run(ctx context.Context, set Settings, scenarios []Scenario, log io.Writer)
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("quotabench: building cmd/beamthrottle: %v\n%s", err, out)
 	}
-	if b.redis, err = services.TryStartRedis(mkdir(dir, "redis")); err != nil {
-		return nil, err
+	if uses(scenarios, "redis") {
+		if b.redis, err = services.TryStartRedis(mkdir(dir, "redis")); err != nil {
+			return nil, err
+		}
+		defer b.redis.Kill()
 	}
-	defer b.redis.Kill()
-	if b.rlData, err = services.TryStartRedis(mkdir(dir, "redis-rl")); err != nil {
-		return nil, err
+	if uses(scenarios, "envoy") {
+		if b.rlData, err = services.TryStartRedis(mkdir(dir, "redis-rl")); err != nil {
+			return nil, err
+		}
+		defer b.rlData.Kill()
+		fmt.Fprintln(log, "starting Envoy's rate-limit service (built on first use)...")
+		cfg := filepath.Join(root, "testdata", "ratelimit", "config")
+		if b.rl, err = services.TryStartRateLimit(b.rlData.Addr, cfg, mkdir(dir, "ratelimit")); err != nil {
+			return nil, err
+		}
+		defer b.rl.Kill()
+		if b.slow, err = startDelayProxy(b.rl.Addr, b.set.SlowDelay); err != nil {
+			return nil, err
+		}
+		defer b.slow.Close()
 	}
-	defer b.rlData.Kill()
-	fmt.Fprintln(log, "starting Envoy's rate-limit service (built on first use)...")
-	cfg := filepath.Join(root, "testdata", "ratelimit", "config")
-	if b.rl, err = services.TryStartRateLimit(b.rlData.Addr, cfg, mkdir(dir, "ratelimit")); err != nil {
-		return nil, err
-	}
-	defer b.rl.Kill()
-	if b.slow, err = startDelayProxy(b.rl.Addr, b.set.SlowDelay); err != nil {
-		return nil, err
-	}
-	defer b.slow.Close()
 
 	var results []Result
 	for _, sc := range scenarios {
@@ -138,6 +152,16 @@ func Run(ctx context.Context, set Settings, scenarios []Scenario, log io.Writer)
 	return results, nil
 }
 
+// uses reports whether a scenario has the quota backend.
+func uses(scenarios []Scenario, backend string) bool {
+	for _, sc := range scenarios {
+		if sc.Backend == backend {
+			return true
+		}
+	}
+	return false
+}
+
 // mkdir makes dir/name and returns it; an error shows when it is used.
 func mkdir(dir, name string) string {
 	d := filepath.Join(dir, name)
@@ -150,6 +174,10 @@ func (r Result) line() string {
 	m := r.Measure
 	s := fmt.Sprintf("accepted %d rejected %d waste %.2f%% utilisation %.1f%% over %d s; conserved %v",
 		m.Accepted, m.Rejected, 100*m.Waste, 100*m.Utilisation, m.BusySeconds, r.Conserved())
+	if r.Scenario.Strict {
+		s = fmt.Sprintf("calls %d, 429 %d, waste %.2f%%, time ratio %.3f (%.1f s ÷ %.1f s); conserved %v",
+			m.Accepted+m.Rejected, m.Rejected, 100*m.Waste, r.TimeRatio(), r.Span().Seconds(), r.IdealTime().Seconds(), r.Conserved())
+	}
 	if r.Problem != "" {
 		s += "; " + r.Problem
 	}
@@ -160,11 +188,18 @@ func (r Result) line() string {
 func (b *bench) run(ctx context.Context, sc Scenario) Result {
 	set := b.set
 	r := Result{Scenario: sc, Elements: set.elements(sc), Rate: set.rate()}
+	cfg := testserver.Config{Quota: set.Capacity, Period: time.Second}
+	deadline := set.duration(sc) + set.MaxWait + 3*time.Minute
+	if sc.Strict {
+		r.Rate, r.QuotaRate = 0, set.quotaRate(sc)
+		cfg = testserver.Config{Quota: set.APIRate, Period: time.Second, Mode: testserver.GCRA}
+		deadline = 4*time.Duration(float64(set.StrictElements)/r.QuotaRate*float64(time.Second)) + 3*time.Minute
+	}
 	var problems []string
 	problem := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	defer func() { r.Problem = strings.Join(problems, "; ") }()
 
-	srv, err := testserver.NewServer(testserver.Config{Quota: set.Capacity, Period: time.Second})
+	srv, err := testserver.NewServer(cfg)
 	if err != nil {
 		problem("quota server: %v", err)
 		return r
@@ -172,11 +207,11 @@ func (b *bench) run(ctx context.Context, sc Scenario) Result {
 	defer srv.Close()
 	dir := mkdir(b.dir, sc.Name)
 
-	clients := make([]string, set.Processes)
-	procs := make([]*exec.Cmd, set.Processes)
-	stdouts := make([]*bytes.Buffer, set.Processes)
-	stderrs := make([]string, set.Processes)
-	deadline := set.duration(sc) + set.MaxWait + 3*time.Minute
+	n := set.procs(sc)
+	clients := make([]string, n)
+	procs := make([]*exec.Cmd, n)
+	stdouts := make([]*bytes.Buffer, n)
+	stderrs := make([]string, n)
 	pctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
 	started := time.Now()
@@ -234,7 +269,10 @@ func (b *bench) run(ctx context.Context, sc Scenario) Result {
 		r.ProxyChunks = b.slow.Chunks()
 	}
 
-	r.Measure = measure(srv.Handler.Stats(), clients, float64(set.Capacity))
+	r.Measure = measure(srv.Handler.Stats(), clients, float64(cfg.Quota))
+	if sc.Strict {
+		r.First, r.LastAccepted = span(srv.Handler, clients)
+	}
 	if r.FaultFrom != 0 {
 		r.Before, r.During, r.After = phases(r.Measure, r.FaultFrom, r.FaultTo)
 	}
@@ -254,10 +292,27 @@ func (b *bench) run(ctx context.Context, sc Scenario) Result {
 	return r
 }
 
+// span is when h saw the clients' first call and their last accepted one.
+func span(h *testserver.Handler, clients []string) (first, lastAccepted time.Time) {
+	for _, c := range clients {
+		sp := h.Span(c)
+		if !sp.First.IsZero() && (first.IsZero() || sp.First.Before(first)) {
+			first = sp.First
+		}
+		if sp.LastAccepted.After(lastAccepted) {
+			lastAccepted = sp.LastAccepted
+		}
+	}
+	return first, lastAccepted
+}
+
 // args are the command-line flags of one pipeline process, as a user would
 // pass them.
 func (b *bench) args(sc Scenario, url, client, prefix string) []string {
 	set := b.set
+	if sc.Strict {
+		return b.strictArgs(sc, url, client, prefix)
+	}
 	a := []string{
 		fmt.Sprintf("--generate=%d", set.elements(sc)),
 		fmt.Sprintf("--generate_rate=%g", set.rate()),
@@ -284,6 +339,33 @@ func (b *bench) args(sc Scenario, url, client, prefix string) []string {
 	}
 	if sc.BatchInterval > 0 {
 		a = append(a, "--batch_interval="+sc.BatchInterval.String())
+	}
+	return a
+}
+
+// strictArgs are args in a strict scenario: the elements all at once,
+// --max_wait=auto, and the quota at its share of the API's rate. Each
+// scenario has its own --quota_key, so that none inherits another's
+// reservations.
+func (b *bench) strictArgs(sc Scenario, url, client, prefix string) []string {
+	set := b.set
+	a := []string{
+		fmt.Sprintf("--generate=%d", set.elements(sc)),
+		"--url=" + url,
+		"--header=" + testserver.ClientHeader + ": " + client,
+		"--output_prefix=" + prefix,
+		"--max_wait=auto",
+		"--quota_backend=" + sc.Backend,
+	}
+	switch sc.Backend {
+	case "redis":
+		a = append(a, "--quota_address="+b.redis.Addr, "--quota_key="+sc.Name,
+			"--quota_rate="+rateFlag(set.quotaRate(sc)), "--quota_fail=open")
+	case "local":
+		a = append(a, "--quota_rate="+rateFlag(set.quotaRate(sc)/float64(set.procs(sc))))
+	case "envoy":
+		a = append(a, "--quota_address="+b.rl.Addr, "--quota_key="+sc.Name,
+			"--quota_domain=beamthrottle", "--quota_descriptors=bench=strict", "--quota_fail=open")
 	}
 	return a
 }

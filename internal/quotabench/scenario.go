@@ -2,6 +2,7 @@ package quotabench
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -28,7 +29,8 @@ type Scenario struct {
 	Name string
 	// Title describes it in the report.
 	Title string
-	// Backend is the pipelines' --quota_backend: none, redis or envoy.
+	// Backend is the pipelines' --quota_backend: none, redis, envoy or,
+	// in a strict scenario, local.
 	Backend string
 	// FailClosed sets --quota_fail=closed (else open, the default).
 	FailClosed bool
@@ -42,6 +44,23 @@ type Scenario struct {
 	// Settings.FaultAt + Settings.FaultFor after the pipelines started
 	// sending (RateLimitSlow: for the whole run).
 	Fault Fault
+
+	// Strict runs the scenario against a strict limiter instead: the quota
+	// server is a GCRA at Settings.APIRate with no burst, and the sources
+	// emit Settings.StrictElements in all at once (bounded), as a batch job
+	// does. The fields above but Backend do not apply.
+	Strict bool
+	// Processes is how many pipeline processes run; 0 means
+	// Settings.Processes.
+	Processes int
+	// Share is a strict scenario's quota, all processes together, as a
+	// fraction of the API's rate: --quota_rate is Share × APIRate with
+	// redis, and Share × APIRate ÷ processes for each process with local.
+	// Envoy's is in its configuration (envoyStrictRate).
+	Share float64
+	// MaxTime is the target of a strict scenario's time ratio; 0 means
+	// report only. With a target, waste must be at most MaxWaste too.
+	MaxTime float64
 }
 
 // fail is the scenario's --quota_fail.
@@ -72,10 +91,25 @@ var Scenarios = []Scenario{
 	{Name: "ratelimit-down-open", Title: "rate-limit service killed and restarted, fail open", Backend: "envoy", Fault: RateLimitDown},
 	{Name: "ratelimit-down-closed", Title: "rate-limit service killed and restarted, fail closed", Backend: "envoy", Fault: RateLimitDown, FailClosed: true},
 	{Name: "ratelimit-slow", Title: "rate-limit service answering 100 ms late, fail open", Backend: "envoy", Fault: RateLimitSlow},
+
+	// Against a strict limiter, a batch job's elements all at once. The
+	// quota is set below the API's rate (90 %, 95 %, 100 %) to find how
+	// close to it the slots can be spaced before waste rises.
+	{Name: "strict-none", Title: "adaptive throttle alone", Backend: "none", Strict: true},
+	{Name: "strict-redis", Title: "Redis slots at 90 % of the API's rate", Backend: "redis", Strict: true, Share: 0.9, MaxTime: 1.10},
+	{Name: "strict-redis-95", Title: "Redis slots at 95 %", Backend: "redis", Strict: true, Share: 0.95},
+	{Name: "strict-redis-100", Title: "Redis slots at 100 %", Backend: "redis", Strict: true, Share: 1},
+	{Name: "strict-local", Title: "in-process slots, each process a third of 90 %", Backend: "local", Strict: true, Share: 0.9},
+	{Name: "strict-local-one", Title: "one process, in-process slots at 90 %", Backend: "local", Strict: true, Share: 0.9, Processes: 1, MaxTime: 1.08},
+	{Name: "strict-envoy", Title: "Envoy's rate-limit service, 9 a second (fixed windows)", Backend: "envoy", Strict: true},
 }
 
+// StrictGroup names every strict scenario at once in Select.
+const StrictGroup = "strict"
+
 // Select returns the scenarios named in the comma-separated list names, in
-// the order of Scenarios; "" selects them all.
+// the order of Scenarios; "" selects them all, and StrictGroup ("strict")
+// every strict scenario.
 func Select(names string) ([]Scenario, error) {
 	if strings.TrimSpace(names) == "" {
 		return Scenarios, nil
@@ -86,9 +120,11 @@ func Select(names string) ([]Scenario, error) {
 			want[n] = true
 		}
 	}
+	group := want[StrictGroup]
+	delete(want, StrictGroup)
 	var out []Scenario
 	for _, s := range Scenarios {
-		if want[s.Name] {
+		if want[s.Name] || group && s.Strict {
 			out = append(out, s)
 			delete(want, s.Name)
 		}
@@ -119,8 +155,18 @@ type Settings struct {
 	FaultAt, FaultFor time.Duration
 	// SlowDelay is how late the slow rate-limit service answers: 100 ms.
 	SlowDelay time.Duration
-	// MaxWait is the pipelines' --max_wait: 5 s.
+	// MaxWait is the pipelines' --max_wait: 5 s. Strict scenarios use
+	// auto instead: no bound while calls are accepted, for files and
+	// --generate.
 	MaxWait time.Duration
+
+	// APIRate is the strict limiter's rate per second (GCRA, no burst):
+	// 10.
+	APIRate int
+	// StrictElements is how many elements the processes of a strict
+	// scenario generate in all, split evenly between them: 600 (200 each
+	// with three processes).
+	StrictElements int
 }
 
 func (s Settings) withDefaults() Settings {
@@ -144,7 +190,21 @@ func (s Settings) withDefaults() Settings {
 	def(&s.FaultFor, 8*time.Second)
 	def(&s.SlowDelay, 100*time.Millisecond)
 	def(&s.MaxWait, 5*time.Second)
+	if s.APIRate == 0 {
+		s.APIRate = 10
+	}
+	if s.StrictElements == 0 {
+		s.StrictElements = 600
+	}
 	return s
+}
+
+// procs is how many pipeline processes sc runs.
+func (s Settings) procs(sc Scenario) int {
+	if sc.Processes > 0 {
+		return sc.Processes
+	}
+	return s.Processes
 }
 
 // duration is how long the sources of sc emit.
@@ -155,14 +215,54 @@ func (s Settings) duration(sc Scenario) time.Duration {
 	return s.Duration
 }
 
-// rate is what one process offers per second.
+// rate is what one process offers per second, but in strict scenarios,
+// whose sources emit all at once.
 func (s Settings) rate() float64 { return s.Offer * float64(s.Capacity) }
 
 // elements is how many elements one process generates in sc: rate ×
 // duration, rounded up to a whole number of the generator's 100 ms ticks
-// so that it emits exactly that many.
+// so that it emits exactly that many; in a strict scenario, its share of
+// StrictElements.
 func (s Settings) elements(sc Scenario) int {
+	if sc.Strict {
+		return s.StrictElements / s.procs(sc)
+	}
 	perTick := max(1, int(s.rate()/10+0.5))
 	n := int(s.rate()*s.duration(sc).Seconds() + 0.5)
 	return (n + perTick - 1) / perTick * perTick
+}
+
+// envoyStrictRate is the limit per second of the descriptor bench=strict in
+// testdata/ratelimit/config/beamthrottle.yaml, which strict-envoy uses: 90 %
+// of the default APIRate. Envoy's units are a second, a minute, an hour or
+// a day, so the configuration holds it, not a flag.
+const envoyStrictRate = 9
+
+// quotaRate is the configured quota of a strict scenario per second, all
+// processes together; for no quota, the API's rate. It is the pace the
+// time ratio is measured against.
+func (s Settings) quotaRate(sc Scenario) float64 {
+	switch sc.Backend {
+	case "none":
+		return float64(s.APIRate)
+	case "envoy":
+		return envoyStrictRate
+	}
+	return sc.Share * float64(s.APIRate)
+}
+
+// rateFlag writes perSecond permits a second as --quota_rate reads it
+// (adaptive.ParseRate): "9/s", else per minute ("570/m" for 9.5), else
+// per hour, rounded.
+func rateFlag(perSecond float64) string {
+	for _, u := range []struct {
+		unit    string
+		seconds float64
+	}{{"s", 1}, {"m", 60}} {
+		n := perSecond * u.seconds
+		if n >= 1 && math.Abs(n-math.Round(n)) < 1e-9 {
+			return fmt.Sprintf("%d/%s", int64(math.Round(n)), u.unit)
+		}
+	}
+	return fmt.Sprintf("%d/h", max(1, int64(math.Round(perSecond*3600))))
 }
