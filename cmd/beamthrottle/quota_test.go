@@ -12,6 +12,7 @@ import (
 
 	"github.com/beamthrottle/beamthrottle/internal/services"
 	"github.com/beamthrottle/beamthrottle/pipeline"
+	"github.com/beamthrottle/beamthrottle/testserver"
 )
 
 // TestSharedQuotaAcrossProcesses: three pipeline processes, each on its own
@@ -80,6 +81,62 @@ func TestSharedQuotaAcrossProcesses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSlotsAcrossProcesses: three pipeline processes, each on its own
+// Prism, send on time slots of one quota kept in a real Redis, against the
+// quota server as a strict limiter (a GCRA with no burst), the quota at
+// 90 % of the server's rate. Counts only, whatever the machine's speed:
+// each process accounts for every one of its elements in exactly one
+// output, and the server accepted exactly as many calls as the processes
+// count successes (a call refused is retried, postponed or routed, never
+// counted twice).
+func TestSlotsAcrossProcesses(t *testing.T) {
+	const procs, n = 3, 30
+	bin := buildBinary(t)
+	rd := services.StartRedis(t)
+	srv, err := testserver.NewServer(testserver.Config{Quota: 20, Period: time.Second, Mode: testserver.GCRA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	out := t.TempDir()
+	var wg sync.WaitGroup
+	errs := make([]error, procs)
+	logs := make([][]byte, procs)
+	for p := range procs {
+		wg.Go(func() {
+			logs[p], errs[p] = exec.Command(bin, fmt.Sprintf("--generate=%d", n), "--url="+srv.Endpoint(),
+				"--quota_backend=redis", "--quota_address="+rd.Addr, "--quota_key=slots-across-processes",
+				"--quota_rate=18/s", "--max_wait=2m", fmt.Sprintf("--output_prefix=%s/p%d/", out, p)).CombinedOutput()
+		})
+	}
+	wg.Wait()
+	success := 0
+	for p := range procs {
+		if errs[p] != nil {
+			t.Fatalf("process %d: %v\n%s", p, errs[p], tail(logs[p]))
+		}
+		all := 0
+		for _, outcome := range []string{pipeline.OutSuccess, pipeline.OutClientThrottled, pipeline.OutServerThrottled, pipeline.OutErrors} {
+			k := countLines(t, filepath.Join(out, fmt.Sprintf("p%d", p), outcome+"-*.jsonl"))
+			all += k
+			if outcome == pipeline.OutSuccess {
+				success += k
+			}
+		}
+		if all != n {
+			t.Errorf("process %d: %d lines in its outputs, want its %d elements", p, all, n)
+		}
+	}
+	st := srv.Handler.Stats()
+	if int(st.Accepted) != success {
+		t.Errorf("the server accepted %d calls, the processes count %d successes", st.Accepted, success)
+	}
+	if success == 0 {
+		t.Error("no element succeeded")
+	}
+	t.Logf("%d successes, %d calls refused by the server", success, st.Rejected)
 }
 
 // countLines counts the lines of the files matching glob.
