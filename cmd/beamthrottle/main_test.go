@@ -41,6 +41,8 @@ func TestRejectsBadFlags(t *testing.T) {
 		{[]string{"--generate=10", "--url=http://x", "--output_prefix=o/", "--caller=nope"}, "--caller:"},
 		{[]string{"--generate=10", "--url=http://x", "--output_prefix=o/", "--throttle_scope=process"}, "--throttle_scope:"},
 		{[]string{"--generate=10", "--url=http://x", "--output_prefix=o/", "--quota_backend=memcached"}, "--quota_backend:"},
+		{[]string{"--generate=10", "--url=http://x", "--output_prefix=o/", "--quota_backend=local"}, "--quota_rate:"},
+		{[]string{"--generate=10", "--url=http://x", "--output_prefix=o/", "--quota_backend=local", "--quota_rate=9/s", "--quota_address=h:1"}, "--quota_address: not used"},
 		{[]string{"--generate=10", "--url=http://x", "--output_prefix=o/", "--quota_backend=redis", "--quota_rate=600/m"}, "--quota_address:"},
 		{[]string{"--generate=10", "--url=http://x", "--output_prefix=o/", "--quota_backend=redis", "--quota_address=localhost", "--quota_rate=600/m"}, "--quota_address: want host:port"},
 		{[]string{"--generate=10", "--url=http://x", "--output_prefix=o/", "--quota_backend=redis", "--quota_address=localhost:6379", "--quota_rate=600 a minute"}, "--quota_rate:"},

@@ -209,6 +209,9 @@ func TestQuotaConfigValidate(t *testing.T) {
 		{QuotaConfig{Backend: EnvoyQuota, Addr: "h:1", Key: "k", Domain: "d", Descriptors: "a"}, "WithQuota: Descriptors:"},
 		{QuotaConfig{Backend: RedisQuota, Addr: "h:1", Key: "k", Rate: "1/s", Timeout: -time.Second}, "WithQuota: Timeout:"},
 		{QuotaConfig{Backend: RedisQuota, Addr: "localhost", Key: "k", Rate: "1/s"}, `WithQuota: Addr: want host:port, got "localhost"`},
+		{QuotaConfig{Backend: LocalQuota, Rate: "600/m"}, ""},
+		{QuotaConfig{Backend: LocalQuota}, "WithQuota: Rate:"},
+		{QuotaConfig{Backend: LocalQuota, Rate: "600/m", Addr: "h:1"}, "WithQuota: Addr: not used"},
 	}
 	for _, tc := range tests {
 		err := tc.q.Validate()
