@@ -824,7 +824,7 @@ func (fr *firing) decide(now time.Time, inFlight, cost, left int, deadline time.
 // slot first, and the firing waits for it (Postpone until the slot; the
 // claim is kept meanwhile, fr.slot). At the slot the policy decides; a
 // slot the policy does not use goes back to the pool. A slot the firing
-// gets to later than slotTolerance is dropped, and the call claims the
+// gets to later than the tolerance is dropped, and the call claims the
 // next. The slots asked for at once are those of the next slotAhead at the
 // quota's rate, no more than the policy would send then, at most left, the
 // cost of the calls remaining, and at least the call's cost. Past the firing's deadline no slot is claimed
@@ -858,7 +858,7 @@ func (fr *firing) decideOnSlot(now time.Time, inFlight, cost, left int, deadline
 		switch {
 		case now.Before(at.Add(-slotEarly)):
 			return adaptive.Decision{Verdict: adaptive.Postpone, RetryAt: at}
-		case now.After(at.Add(slotTolerance)):
+		case now.After(at.Add(f.pool.slots.tolerance())):
 			f.pool.missed(fr.slot)
 			fr.slot = permission{}
 			continue

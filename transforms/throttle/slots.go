@@ -10,14 +10,10 @@ import (
 // Sending on the shared quota's time slots (a quota that is an
 // adaptive.Reserver: Redis without a burst, or the local known rate).
 const (
-	// slotTolerance is how late a call may still be sent on its slot. A
-	// later call leaves less than the quota's spacing before the next
-	// slot, perhaps another worker's, which a strict limiter (a GCRA with
-	// no burst) refuses; so a slot missed by more is not used late but
-	// dropped (ratelimit-slots-missed), and the call takes the next one.
-	// Go's timers wake within a millisecond on an idle machine and within
-	// a few on a busy one.
-	slotTolerance = 5 * time.Millisecond
+	// minTolerance and maxTolerance bound how late a call may still be
+	// sent on its slot (see tolerance).
+	minTolerance = time.Millisecond
+	maxTolerance = 20 * time.Millisecond
 	// slotEarly is how early a call may be sent before its slot: a timer
 	// that wakes a hair early sends rather than waiting again.
 	slotEarly = 500 * time.Microsecond
@@ -31,6 +27,21 @@ const (
 	// one call's slot per round trip.
 	slotAhead = 50 * time.Millisecond
 )
+
+// tolerance returns how late a call may still be sent on a slot of the
+// given spacing: a twelfth of the spacing, within [minTolerance,
+// maxTolerance]. A later call leaves less than the spacing before the next
+// slot, perhaps another worker's, which a strict limiter (a GCRA with no
+// burst) refuses once it is less than the API's own spacing; with the
+// quota at 90 % of the API's rate (the advice in docs/operations.md) the
+// slots are a ninth wider than the API needs, so a twelfth of the spacing
+// late still leaves the next call clear. A slot missed by more is not used
+// late but dropped (ratelimit-slots-missed), and the call takes the next
+// one. Go's timers wake within a millisecond on an idle machine, within
+// several on a busy one.
+func tolerance(spacing time.Duration) time.Duration {
+	return min(max(spacing/12, minTolerance), maxTolerance)
+}
 
 // claim is one call's slot: units slots of the quota from at on.
 type claim struct {
@@ -52,12 +63,13 @@ func (r slotRun) end() time.Time { return r.next.Add(time.Duration(r.left) * r.r
 // slotLedger holds the slots a worker reserved and has not handed to a
 // call yet, for all the groups of a transform on the worker (a permit
 // pool's, under its lock). Slots are handed out in time order; a slot that
-// passed more than slotTolerance ago without a call lapses. The zero value
-// is empty.
+// passed more than the tolerance ago without a call lapses. The zero value
+// is empty, with the least tolerance.
 type slotLedger struct {
-	runs     []slotRun // by time
-	back     []claim   // claims given back unused, by time
-	capacity int       // the most units one reservation can grant; 0 means no bound
+	runs     []slotRun     // by time
+	back     []claim       // claims given back unused, by time
+	capacity int           // the most units one reservation can grant; 0 means no bound
+	late     time.Duration // the tolerance (see tolerance); 0 means minTolerance
 }
 
 // add records a reservation's slots. A reservation that starts where the
@@ -79,10 +91,13 @@ func (l *slotLedger) add(res adaptive.Reservation) {
 	l.runs = append(l.runs, slotRun{res: res, next: res.First, left: res.Granted})
 }
 
-// expire drops the slots that started more than slotTolerance before now,
+// tolerance is how late a slot may still be used.
+func (l *slotLedger) tolerance() time.Duration { return max(l.late, minTolerance) }
+
+// expire drops the slots that started more than the tolerance before now,
 // and returns how many units lapsed.
 func (l *slotLedger) expire(now time.Time) (lapsed int) {
-	cut := now.Add(-slotTolerance)
+	cut := now.Add(-l.tolerance())
 	keep := l.back[:0]
 	for _, c := range l.back {
 		if c.at.Before(cut) {
@@ -195,6 +210,7 @@ func newPermitPool(cfg QuotaConfig, q adaptive.Quota) *permitPool {
 		if rate, err := adaptive.ParseRate(cfg.Rate); err == nil {
 			p.spacing = max(rate.Per/time.Duration(rate.N), 1)
 			p.slots.capacity = int((adaptive.DefaultHorizon-adaptive.DefaultLead)/p.spacing) + 1
+			p.slots.late = tolerance(p.spacing)
 		}
 	}
 	return p
@@ -259,7 +275,7 @@ func (p *permitPool) end(ctx context.Context, now time.Time, held permission) {
 	t.report(ctx)
 }
 
-// missed drops a slot a call got to too late (see slotTolerance).
+// missed drops a slot a call got to too late (see tolerance).
 func (p *permitPool) missed(perm permission) {
 	p.mu.Lock()
 	p.tally.missed += int64(perm.slot.units)

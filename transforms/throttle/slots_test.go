@@ -62,11 +62,11 @@ func TestSlotLedger(t *testing.T) {
 			{cost: 1, want: claim{ms(100), 1}, ok: true},
 		}},
 		{"passed slots lapse", []step{
-			{add: res(0, 3), expire: 104, lapsed: 1, cost: 1, want: claim{ms(100), 1}, ok: true},
-			{back: &claim{ms(100), 1}, expire: 204, lapsed: 1, cost: 1, want: claim{ms(200), 1}, ok: true},
+			{add: res(0, 3), expire: 101, lapsed: 1, cost: 1, want: claim{ms(100), 1}, ok: true},
+			{back: &claim{ms(100), 1}, expire: 201, lapsed: 1, cost: 1, want: claim{ms(200), 1}, ok: true},
 		}},
 		{"within the tolerance a slot is still there", []step{
-			{add: res(0, 1), expire: 4, cost: 1, want: claim{ms(0), 1}, ok: true},
+			{add: res(0, 1), expire: 1, cost: 1, want: claim{ms(0), 1}, ok: true},
 		}},
 		{"a cost above the capacity takes the capacity", []step{
 			{add: res(0, 3), capping: 2, cost: 5, want: claim{ms(0), 2}, ok: true},
@@ -97,6 +97,19 @@ func TestSlotLedger(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestTolerance(t *testing.T) {
+	for _, tc := range []struct{ spacing, want time.Duration }{
+		{time.Microsecond, minTolerance},
+		{12 * time.Millisecond, minTolerance},
+		{100 * time.Millisecond, 100 * time.Millisecond / 12},
+		{time.Hour, maxTolerance},
+	} {
+		if got := tolerance(tc.spacing); got != tc.want {
+			t.Errorf("tolerance(%v) = %v, want %v", tc.spacing, got, tc.want)
+		}
 	}
 }
 
