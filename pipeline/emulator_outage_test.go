@@ -7,7 +7,7 @@ import (
 
 	"cloud.google.com/go/pubsub/v2/pstest"
 
-	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
+	"github.com/beamthrottle/beamthrottle/internal/pubsubadmin"
 )
 
 // TestDeadLetterSurvivesEmulatorOutage stops the Pub/Sub emulator in the
@@ -22,7 +22,7 @@ func TestDeadLetterSurvivesEmulatorOutage(t *testing.T) {
 	old := pstest.NewServerWithAddress("127.0.0.1:0")
 	addr := old.Addr
 	ctx := context.Background()
-	if err := pubsubio.CreateTopic(ctx, project, "dlq", addr); err != nil {
+	if err := pubsubadmin.CreateTopic(ctx, project, "dlq", addr); err != nil {
 		t.Fatal(err)
 	}
 
@@ -42,7 +42,7 @@ func TestDeadLetterSurvivesEmulatorOutage(t *testing.T) {
 		old.Close()
 		time.Sleep(300 * time.Millisecond) // an outage the publisher has to retry across
 		fresh = pstest.NewServerWithAddress(addr)
-		if err := pubsubio.CreateTopic(ctx, project, "dlq", addr); err != nil {
+		if err := pubsubadmin.CreateTopic(ctx, project, "dlq", addr); err != nil {
 			t.Error(err)
 		}
 	}()

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/beamthrottle/beamthrottle/internal/pubsubadmin"
 	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
 	"github.com/beamthrottle/beamthrottle/testserver"
 )
@@ -376,7 +377,7 @@ func TestReprocessMalformedDeadLetters(t *testing.T) {
 		pubsubio.Message{Attributes: map[string]string{AttrAttempts: "1", "note": "no data"}})
 	wantOK = append(wantOK, "no-attributes", "\xff\xfe binary")
 	wantErrors = append(wantErrors, "")
-	if _, err := pubsubio.PublishMessages(context.Background(), project, "dlq", ps.Addr, msgs); err != nil {
+	if _, err := pubsubadmin.PublishMessages(context.Background(), project, "dlq", ps.Addr, msgs); err != nil {
 		t.Fatal(err)
 	}
 
@@ -410,7 +411,7 @@ func TestReprocessMalformedDeadLetters(t *testing.T) {
 			t.Errorf("error line %v: want error containing %s and message_id orig-%s", l, want, in)
 		}
 	}
-	if left, err := pubsubio.Drain(context.Background(), project, "dlq-sub", ps.Addr); err != nil || len(left) != 0 {
+	if left, err := pubsubadmin.Drain(context.Background(), project, "dlq-sub", ps.Addr); err != nil || len(left) != 0 {
 		t.Errorf("dead-letter subscription not drained: %d left, %v", len(left), err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"cloud.google.com/go/pubsub/v2/pstest"
 
+	"github.com/beamthrottle/beamthrottle/internal/pubsubadmin"
 	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
 )
 
@@ -44,7 +45,7 @@ func TestStreamingAcksOnlyWrittenLines(t *testing.T) {
 			for i := range n {
 				msgs = append(msgs, pubsubio.Message{Data: fmt.Appendf(nil, `{"n":%d}`, i)})
 			}
-			if _, err := pubsubio.PublishMessages(context.Background(), project, "in", ps.Addr, msgs); err != nil {
+			if _, err := pubsubadmin.PublishMessages(context.Background(), project, "in", ps.Addr, msgs); err != nil {
 				t.Fatal(err)
 			}
 			o := baseOptions(t)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/beamthrottle/beamthrottle/internal/pubsubadmin"
 	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
 	"github.com/beamthrottle/beamthrottle/testserver"
 )
@@ -25,7 +26,7 @@ func TestInterruptSubscription(t *testing.T) {
 	for i := range n {
 		msgs = append(msgs, pubsubio.Message{Data: fmt.Appendf(nil, `{"n":%d}`, i)})
 	}
-	if _, err := pubsubio.PublishMessages(context.Background(), project, "in", ps.Addr, msgs); err != nil {
+	if _, err := pubsubadmin.PublishMessages(context.Background(), project, "in", ps.Addr, msgs); err != nil {
 		t.Fatal(err)
 	}
 	srv, err := testserver.NewServer(testserver.Config{Quota: 20}) // n would take 15 s
@@ -83,7 +84,7 @@ func TestInterruptSubscription(t *testing.T) {
 			}
 		}
 	}
-	left, err := pubsubio.Drain(context.Background(), project, "in-sub", ps.Addr)
+	left, err := pubsubadmin.Drain(context.Background(), project, "in-sub", ps.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
+	"github.com/beamthrottle/beamthrottle/internal/pubsubadmin"
 	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
 	"github.com/beamthrottle/beamthrottle/testserver"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle"
@@ -51,10 +52,10 @@ func emulator(t *testing.T, topics ...string) *pstest.Server {
 	t.Cleanup(func() { stopEmulator(srv) })
 	ctx := context.Background()
 	for _, topic := range topics {
-		if err := pubsubio.CreateTopic(ctx, project, topic, srv.Addr); err != nil {
+		if err := pubsubadmin.CreateTopic(ctx, project, topic, srv.Addr); err != nil {
 			t.Fatal(err)
 		}
-		if err := pubsubio.CreateSubscription(ctx, project, topic, topic+"-sub", srv.Addr); err != nil {
+		if err := pubsubadmin.CreateSubscription(ctx, project, topic, topic+"-sub", srv.Addr); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -214,7 +215,7 @@ func TestDeadLetterAttributes(t *testing.T) {
 	if sum.Total() != n || sum.Success != 0 || sum.ClientThrottled == 0 || sum.ServerThrottled == 0 {
 		t.Fatalf("summary %+v, want %d throttled (client and server)", sum, n)
 	}
-	msgs, err := pubsubio.Drain(context.Background(), project, "dlq-sub", ps.Addr)
+	msgs, err := pubsubadmin.Drain(context.Background(), project, "dlq-sub", ps.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,11 +314,11 @@ func TestReprocessRoundTrip(t *testing.T) {
 			t.Errorf("reprocessed input %v is not the original payload", l["input"])
 		}
 	}
-	left, err := pubsubio.Drain(context.Background(), project, "dlq-sub", ps.Addr)
+	left, err := pubsubadmin.Drain(context.Background(), project, "dlq-sub", ps.Addr)
 	if err != nil || len(left) != 0 {
 		t.Errorf("dead-letter subscription not drained: %d left, %v", len(left), err)
 	}
-	again, err := pubsubio.Drain(context.Background(), project, "dlq-again-sub", ps.Addr)
+	again, err := pubsubadmin.Drain(context.Background(), project, "dlq-again-sub", ps.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +344,7 @@ func TestReprocessParksAndRejectsMalformed(t *testing.T) {
 	msgs = append(msgs,
 		pubsubio.Message{Data: []byte("retry-me"), Attributes: map[string]string{AttrAttempts: "2"}},
 		pubsubio.Message{Data: []byte("bad-attempts"), Attributes: map[string]string{AttrAttempts: "many"}})
-	if _, err := pubsubio.PublishMessages(context.Background(), project, "dlq", ps.Addr, msgs); err != nil {
+	if _, err := pubsubadmin.PublishMessages(context.Background(), project, "dlq", ps.Addr, msgs); err != nil {
 		t.Fatal(err)
 	}
 	o := baseOptions(t)
@@ -433,7 +434,7 @@ func TestOversizePayloadToErrorFile(t *testing.T) {
 	if len(throttled) != 1 || throttled[0]["input"] != `{"small":1}` {
 		t.Errorf("%d throttled lines; want only the small payload's", len(throttled))
 	}
-	msgs, err := pubsubio.Drain(context.Background(), project, "dlq-sub", ps.Addr)
+	msgs, err := pubsubadmin.Drain(context.Background(), project, "dlq-sub", ps.Addr)
 	if err != nil || len(msgs) != 1 || string(msgs[0].Data) != `{"small":1}` {
 		t.Errorf("dead-letter topic: %d messages, %v; want only the small one", len(msgs), err)
 	}

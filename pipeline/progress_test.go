@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/beamthrottle/beamthrottle/internal/pubsubadmin"
 	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle"
 )
@@ -65,7 +66,7 @@ func TestProgressCountsEachOutputOnce(t *testing.T) {
 					pubsubio.Message{Attributes: map[string]string{AttrAttempts: "1"}}, // empty payload
 					pubsubio.Message{Data: []byte("ok-1"), Attributes: map[string]string{AttrAttempts: "1"}},
 					pubsubio.Message{Data: []byte("ok-2")})
-				if _, err := pubsubio.PublishMessages(context.Background(), project, "dlq", ps.Addr, msgs); err != nil {
+				if _, err := pubsubadmin.PublishMessages(context.Background(), project, "dlq", ps.Addr, msgs); err != nil {
 					t.Fatal(err)
 				}
 				o.Reprocess = true

@@ -10,6 +10,7 @@ import (
 
 	"cloud.google.com/go/pubsub/v2/pstest"
 
+	"github.com/beamthrottle/beamthrottle/internal/pubsubadmin"
 	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
 )
 
@@ -42,7 +43,7 @@ func TestReprocessOwnDeadLetters(t *testing.T) {
 					Attributes: map[string]string{AttrAttempts: "1", AttrOutcome: "server_throttled"},
 				})
 			}
-			if _, err := pubsubio.PublishMessages(context.Background(), project, "dlq", ps.Addr, msgs); err != nil {
+			if _, err := pubsubadmin.PublishMessages(context.Background(), project, "dlq", ps.Addr, msgs); err != nil {
 				t.Fatal(err)
 			}
 			o := baseOptions(t)
@@ -131,7 +132,7 @@ func TestReprocessOwnDeadLettersParksAll(t *testing.T) {
 	for i := range n {
 		msgs = append(msgs, pubsubio.Message{Data: []byte(fmt.Sprintf(`{"msg":%d}`, i)), Attributes: map[string]string{"custom": "kept"}})
 	}
-	if _, err := pubsubio.PublishMessages(context.Background(), project, "dlq", ps.Addr, msgs); err != nil {
+	if _, err := pubsubadmin.PublishMessages(context.Background(), project, "dlq", ps.Addr, msgs); err != nil {
 		t.Fatal(err)
 	}
 	srv := refusingAPI(t, false)
@@ -169,7 +170,7 @@ func TestReprocessOwnDeadLettersParksAll(t *testing.T) {
 	if len(parked) != n || len(seen) != n {
 		t.Errorf("%d parked lines for %d messages, want %d", len(parked), len(seen), n)
 	}
-	if left, err := pubsubio.Drain(context.Background(), project, "dlq-sub", ps.Addr); err != nil || len(left) != 0 {
+	if left, err := pubsubadmin.Drain(context.Background(), project, "dlq-sub", ps.Addr); err != nil || len(left) != 0 {
 		t.Errorf("dead-letter subscription: %d messages left, %v; want none", len(left), err)
 	}
 	t.Logf("summary %+v; %d calls", sum, srv.Handler.Stats().Rejected)
@@ -186,7 +187,7 @@ func TestRedeadLetterKeepsAttributes(t *testing.T) {
 		{Data: []byte("throttled"), Attributes: map[string]string{AttrAttempts: "2", "custom": "kept", AttrStatusCode: "503"}},
 		{Data: []byte("malformed"), Attributes: map[string]string{AttrAttempts: "many", "custom": "kept"}},
 	}
-	if _, err := pubsubio.PublishMessages(context.Background(), project, "dlq", ps.Addr, msgs); err != nil {
+	if _, err := pubsubadmin.PublishMessages(context.Background(), project, "dlq", ps.Addr, msgs); err != nil {
 		t.Fatal(err)
 	}
 	o := baseOptions(t)
@@ -201,7 +202,7 @@ func TestRedeadLetterKeepsAttributes(t *testing.T) {
 	if sum.Reprocessed != 2 || sum.Errors != 1 || sum.ServerThrottled+sum.ClientThrottled != 1 || sum.Total() != 2 {
 		t.Errorf("summary %+v: want one error and one throttled of 2", sum)
 	}
-	out, err := pubsubio.Drain(context.Background(), project, "dlq2-sub", ps.Addr)
+	out, err := pubsubadmin.Drain(context.Background(), project, "dlq2-sub", ps.Addr)
 	if err != nil || len(out) != 2 {
 		t.Fatalf("dead-letter topic: %d messages, %v; want 2", len(out), err)
 	}

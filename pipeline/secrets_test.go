@@ -26,6 +26,7 @@ import (
 	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
+	"github.com/beamthrottle/beamthrottle/internal/pubsubadmin"
 	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
 )
 
@@ -238,7 +239,7 @@ func runForSecrets(t *testing.T, args []string, n int, ps *pstest.Server) (*Opti
 	if err != nil {
 		t.Fatal(err)
 	}
-	msgs, err := pubsubio.Drain(context.Background(), project, "dlq-sub", ps.Addr)
+	msgs, err := pubsubadmin.Drain(context.Background(), project, "dlq-sub", ps.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}

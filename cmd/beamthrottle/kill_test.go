@@ -15,6 +15,7 @@ import (
 
 	"cloud.google.com/go/pubsub/v2/pstest"
 
+	"github.com/beamthrottle/beamthrottle/internal/pubsubadmin"
 	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
 	"github.com/beamthrottle/beamthrottle/testserver"
 )
@@ -37,17 +38,17 @@ func TestKilledMidRunLosesNothing(t *testing.T) {
 	ps.SetTimeNowFunc(func() time.Time { return time.Now().Add(time.Duration(skew.Load())) })
 	ctx := context.Background()
 	const project, n = "kill-test", 300
-	if err := pubsubio.CreateTopic(ctx, project, "in", ps.Addr); err != nil {
+	if err := pubsubadmin.CreateTopic(ctx, project, "in", ps.Addr); err != nil {
 		t.Fatal(err)
 	}
-	if err := pubsubio.CreateSubscription(ctx, project, "in", "in-sub", ps.Addr); err != nil {
+	if err := pubsubadmin.CreateSubscription(ctx, project, "in", "in-sub", ps.Addr); err != nil {
 		t.Fatal(err)
 	}
 	var msgs []pubsubio.Message
 	for i := range n {
 		msgs = append(msgs, pubsubio.Message{Data: []byte(fmt.Sprintf(`{"n":%d}`, i))})
 	}
-	if _, err := pubsubio.PublishMessages(ctx, project, "in", ps.Addr, msgs); err != nil {
+	if _, err := pubsubadmin.PublishMessages(ctx, project, "in", ps.Addr, msgs); err != nil {
 		t.Fatal(err)
 	}
 	// A slow backend keeps the first run busy long enough to be killed.
@@ -119,7 +120,7 @@ func TestKilledMidRunLosesNothing(t *testing.T) {
 			t.Errorf("message %s reached no output", m.Data)
 		}
 	}
-	left, err := pubsubio.Drain(ctx, project, "in-sub", ps.Addr)
+	left, err := pubsubadmin.Drain(ctx, project, "in-sub", ps.Addr)
 	if err != nil || len(left) != 0 {
 		t.Errorf("subscription not empty after the second run: %d left, %v", len(left), err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/beamthrottle/beamthrottle/internal/pubsubadmin"
 	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
 	"github.com/google/go-cmp/cmp"
 )
@@ -82,10 +83,10 @@ func TestRunPublishPullStop(t *testing.T) {
 		{Data: []byte("hello"), Attributes: map[string]string{"reason": "throttled"}},
 		{Data: big},
 	}
-	if _, err := pubsubio.PublishMessages(ctx, proj, "dead-letter", addr, sent); err != nil {
+	if _, err := pubsubadmin.PublishMessages(ctx, proj, "dead-letter", addr, sent); err != nil {
 		t.Fatalf("publishing through the emulator: %v", err)
 	}
-	got, err := pubsubio.Drain(ctx, proj, "replay", addr)
+	got, err := pubsubadmin.Drain(ctx, proj, "replay", addr)
 	if err != nil {
 		t.Fatalf("pulling through the emulator: %v", err)
 	}

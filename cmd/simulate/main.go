@@ -22,7 +22,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/beamthrottle/beamthrottle/sim"
+	"github.com/beamthrottle/beamthrottle/internal/sim"
 )
 
 func main() {

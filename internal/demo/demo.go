@@ -26,8 +26,8 @@ import (
 
 	"cloud.google.com/go/pubsub/v2/pstest"
 
+	"github.com/beamthrottle/beamthrottle/internal/pubsubadmin"
 	"github.com/beamthrottle/beamthrottle/pipeline"
-	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
 	"github.com/beamthrottle/beamthrottle/testserver"
 )
 
@@ -86,10 +86,10 @@ func Run(ctx context.Context, o pipeline.Options, c Config) error {
 	ps := pstest.NewServerWithAddress("127.0.0.1:0")
 	defer ps.Close()
 	for _, topic := range []string{demoDLQ, demoAgain} {
-		if err := pubsubio.CreateTopic(ctx, demoProject, topic, ps.Addr); err != nil {
+		if err := pubsubadmin.CreateTopic(ctx, demoProject, topic, ps.Addr); err != nil {
 			return err
 		}
-		if err := pubsubio.CreateSubscription(ctx, demoProject, topic, topic+"-sub", ps.Addr); err != nil {
+		if err := pubsubadmin.CreateSubscription(ctx, demoProject, topic, topic+"-sub", ps.Addr); err != nil {
 			return err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+	"github.com/beamthrottle/beamthrottle/internal/pubsubadmin"
 	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
 	"github.com/google/go-cmp/cmp"
 )
@@ -81,7 +82,7 @@ func TestManualAckStreaming(t *testing.T) {
 					t.Errorf("input message %s: got %d acks and %d deliveries, want 1 and 1", m.ID, m.Acks, m.Deliveries)
 				}
 			}
-			out, err := pubsubio.Drain(context.Background(), project, outTopic+"-sub", srv.Addr)
+			out, err := pubsubadmin.Drain(context.Background(), project, outTopic+"-sub", srv.Addr)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/filter"
+	"github.com/beamthrottle/beamthrottle/internal/pubsubadmin"
 	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
 	"github.com/google/go-cmp/cmp"
 )
@@ -38,10 +39,10 @@ const outTopic = "out"
 func newOutTopic(t *testing.T, srv *pstest.Server) {
 	t.Helper()
 	ctx := context.Background()
-	if err := pubsubio.CreateTopic(ctx, project, outTopic, srv.Addr); err != nil {
+	if err := pubsubadmin.CreateTopic(ctx, project, outTopic, srv.Addr); err != nil {
 		t.Fatal(err)
 	}
-	if err := pubsubio.CreateSubscription(ctx, project, outTopic, outTopic+"-sub", srv.Addr); err != nil {
+	if err := pubsubadmin.CreateSubscription(ctx, project, outTopic, outTopic+"-sub", srv.Addr); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -178,7 +179,7 @@ func TestManualAckReadThenAck(t *testing.T) {
 			if got := pubsubio.OutstandingLeases(project, sub, srv.Addr); got != 0 {
 				t.Errorf("got %d leases still extended after every message was acknowledged, want 0", got)
 			}
-			left, err := pubsubio.Drain(context.Background(), project, sub, srv.Addr)
+			left, err := pubsubadmin.Drain(context.Background(), project, sub, srv.Addr)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -218,13 +219,13 @@ func TestManualAckWithoutAckRedelivers(t *testing.T) {
 		t.Errorf("got %d leases extended after the read, want %d", got, want)
 	}
 	// Leased: nothing is delivered again yet.
-	if got, err := pubsubio.Drain(context.Background(), project, sub, srv.Addr); err != nil || len(got) != 0 {
+	if got, err := pubsubadmin.Drain(context.Background(), project, sub, srv.Addr); err != nil || len(got) != 0 {
 		t.Fatalf("draining while leased: got %d messages, error %v; want none", len(got), err)
 	}
 
 	// Once the leases lapse, Pub/Sub delivers every message again.
 	skew.Store(int64(pubsubio.DefaultAckDeadline + time.Minute))
-	got, err := pubsubio.Drain(context.Background(), project, sub, srv.Addr)
+	got, err := pubsubadmin.Drain(context.Background(), project, sub, srv.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +291,7 @@ func TestPublishAckedEmitsConfirmedAckIDs(t *testing.T) {
 				t.Fatalf("pipeline failed: %v", err)
 			}
 
-			got, err := pubsubio.Drain(context.Background(), project, sub, srv.Addr)
+			got, err := pubsubadmin.Drain(context.Background(), project, sub, srv.Addr)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -369,7 +370,7 @@ func TestManualAckPublishAckedEndToEnd(t *testing.T) {
 	if got, want := pubsubio.OutstandingLeases(project, sub, srv.Addr), len(wantRejected); got != want {
 		t.Errorf("got %d leases extended, want %d (the rejected messages)", got, want)
 	}
-	out, err := pubsubio.Drain(context.Background(), project, outTopic+"-sub", srv.Addr)
+	out, err := pubsubadmin.Drain(context.Background(), project, outTopic+"-sub", srv.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +379,7 @@ func TestManualAckPublishAckedEndToEnd(t *testing.T) {
 	}
 
 	skew.Store(int64(pubsubio.DefaultAckDeadline + time.Minute))
-	again, err := pubsubio.Drain(context.Background(), project, sub, srv.Addr)
+	again, err := pubsubadmin.Drain(context.Background(), project, sub, srv.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}

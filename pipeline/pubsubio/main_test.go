@@ -7,7 +7,7 @@ import (
 
 	"cloud.google.com/go/pubsub/v2/pstest"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
-	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
+	"github.com/beamthrottle/beamthrottle/internal/pubsubadmin"
 )
 
 // project is the project of every test topic and subscription.
@@ -25,10 +25,10 @@ func newEmulator(t *testing.T) (srv *pstest.Server, topic, sub string) {
 	t.Cleanup(sync.OnceFunc(func() { srv.Close() }))
 	topic, sub = "topic", "sub"
 	ctx := context.Background()
-	if err := pubsubio.CreateTopic(ctx, project, topic, srv.Addr); err != nil {
+	if err := pubsubadmin.CreateTopic(ctx, project, topic, srv.Addr); err != nil {
 		t.Fatal(err)
 	}
-	if err := pubsubio.CreateSubscription(ctx, project, topic, sub, srv.Addr); err != nil {
+	if err := pubsubadmin.CreateSubscription(ctx, project, topic, sub, srv.Addr); err != nil {
 		t.Fatal(err)
 	}
 	return srv, topic, sub
@@ -39,7 +39,7 @@ func newEmulator(t *testing.T) (srv *pstest.Server, topic, sub string) {
 func stoppedEmulator(t *testing.T) string {
 	t.Helper()
 	srv := pstest.NewServerWithAddress("127.0.0.1:0")
-	if err := pubsubio.CreateTopic(context.Background(), project, "topic", srv.Addr); err != nil {
+	if err := pubsubadmin.CreateTopic(context.Background(), project, "topic", srv.Addr); err != nil {
 		t.Fatal(err)
 	}
 	srv.Close()

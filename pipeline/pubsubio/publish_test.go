@@ -11,6 +11,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"github.com/beamthrottle/beamthrottle/internal/pubsubadmin"
 	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
 	"github.com/google/go-cmp/cmp"
 )
@@ -31,7 +32,7 @@ func TestPublishRoundTrip(t *testing.T) {
 		t.Fatalf("pipeline failed: %v", err)
 	}
 
-	got, err := pubsubio.Drain(context.Background(), project, sub, srv.Addr)
+	got, err := pubsubadmin.Drain(context.Background(), project, sub, srv.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}

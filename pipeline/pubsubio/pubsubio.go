@@ -21,8 +21,6 @@
 //
 // Both honour PUBSUB_EMULATOR_HOST, or an explicit Endpoint, so they run
 // against the emulator in cmd/pubsub-emulator or an in-process pstest server.
-// [CreateTopic], [CreateSubscription], [PublishMessages] and [Drain] are small
-// helpers for tests and local runs.
 //
 // Delivery is at least once in both directions: a retried Publish bundle
 // publishes its messages again, and a Read message whose acknowledgement did

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"github.com/beamthrottle/beamthrottle/internal/pubsubadmin"
 	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
 	"github.com/google/go-cmp/cmp"
 )
@@ -94,7 +95,7 @@ func TestReadDrainsAndAcks(t *testing.T) {
 			t.Errorf("message %s: got %d acks, want 1", m.ID, m.Acks)
 		}
 	}
-	left, err := pubsubio.Drain(context.Background(), project, sub, srv.Addr)
+	left, err := pubsubadmin.Drain(context.Background(), project, sub, srv.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +180,7 @@ func TestReadRedeliversWhenJobDies(t *testing.T) {
 
 	// Once the leases Read took lapse, Pub/Sub delivers every message again.
 	skew.Store(int64(pubsubio.DefaultAckDeadline + time.Minute))
-	got, err := pubsubio.Drain(context.Background(), project, sub, srv.Addr)
+	got, err := pubsubadmin.Drain(context.Background(), project, sub, srv.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/beamthrottle/beamthrottle/sim"
+	"github.com/beamthrottle/beamthrottle/internal/sim"
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 

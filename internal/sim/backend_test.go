@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/beamthrottle/beamthrottle/sim"
+	"github.com/beamthrottle/beamthrottle/internal/sim"
 )
 
 const ms = time.Millisecond

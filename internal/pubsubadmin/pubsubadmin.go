@@ -1,4 +1,16 @@
-package pubsubio
+// Package pubsubadmin sets up and inspects Pub/Sub topics and subscriptions
+// for this repository's tests, demo and emulator (cmd/pubsub-emulator,
+// pstest): it creates topics and subscriptions, publishes a batch of
+// [pubsubio.Message] values and drains a subscription. The pipeline itself
+// reads and writes with package pubsubio.
+//
+// Each function takes endpoint with the meaning of
+// pubsubio.PublishConfig.Endpoint (empty: PUBSUB_EMULATOR_HOST if set, else
+// the production service with Application Default Credentials; otherwise an
+// emulator dialled without TLS or credentials) and opens and closes its own
+// client. Topic and subscription arguments are IDs or full names
+// ("projects/p/topics/t").
+package pubsubadmin
 
 import (
 	"context"
@@ -7,12 +19,13 @@ import (
 
 	"cloud.google.com/go/pubsub/v2"
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+
+	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
 )
 
-// Helpers for tests and local runs against an emulator (cmd/pubsub-emulator,
-// pstest). Each takes endpoint with the meaning of PublishConfig.Endpoint
-// (empty: PUBSUB_EMULATOR_HOST, else production) and opens and closes its
-// own client.
+// ackBatch is the most ack IDs sent in one Acknowledge request, as in
+// package pubsubio.
+const ackBatch = 1000
 
 // CreateTopic creates topic (an ID or a full name) in project.
 func CreateTopic(ctx context.Context, project, topic, endpoint string) error {
@@ -23,7 +36,7 @@ func CreateTopic(ctx context.Context, project, topic, endpoint string) error {
 	defer c.Close()
 	name := topicName(project, topic)
 	if _, err := c.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: name}); err != nil {
-		return fmt.Errorf("pubsubio: creating topic %s: %w", name, err)
+		return fmt.Errorf("pubsubadmin: creating topic %s: %w", name, err)
 	}
 	return nil
 }
@@ -39,7 +52,7 @@ func CreateSubscription(ctx context.Context, project, topic, sub, endpoint strin
 	name := subscriptionName(project, sub)
 	_, err = c.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{Name: name, Topic: topicName(project, topic)})
 	if err != nil {
-		return fmt.Errorf("pubsubio: creating subscription %s: %w", name, err)
+		return fmt.Errorf("pubsubadmin: creating subscription %s: %w", name, err)
 	}
 	return nil
 }
@@ -47,8 +60,9 @@ func CreateSubscription(ctx context.Context, project, topic, sub, endpoint strin
 // PublishMessages publishes msgs to topic in project and waits until all are
 // confirmed. It returns their server IDs in order; on failure, the IDs of
 // the messages that were published (empty for the others) and the first
-// error. It does not Validate.
-func PublishMessages(ctx context.Context, project, topic, endpoint string, msgs []Message) ([]string, error) {
+// error. It does not call [pubsubio.Validate]; only Data and Attributes of
+// each message are sent.
+func PublishMessages(ctx context.Context, project, topic, endpoint string, msgs []pubsubio.Message) ([]string, error) {
 	c, err := newClient(ctx, project, endpoint)
 	if err != nil {
 		return nil, err
@@ -65,29 +79,30 @@ func PublishMessages(ctx context.Context, project, topic, endpoint string, msgs 
 	for i, r := range results {
 		ids[i], err = r.Get(ctx)
 		if err != nil && len(errs) == 0 {
-			errs = append(errs, fmt.Errorf("pubsubio: publishing to %s: %w", p, err))
+			errs = append(errs, fmt.Errorf("pubsubadmin: publishing to %s: %w", p, err))
 		}
 	}
 	return ids, errors.Join(errs...)
 }
 
 // Drain pulls and acknowledges sub's messages until a Pull returns none, and
-// returns them. It asks the server to answer at once rather than wait for
-// messages (return_immediately), which an emulator honours exactly; against
-// the production service a Drain may stop before the subscription is empty.
-func Drain(ctx context.Context, project, sub, endpoint string) ([]Message, error) {
+// returns them with Data, Attributes, ID and PublishTime set (AckID empty).
+// It asks the server to answer at once rather than wait for messages
+// (return_immediately), which an emulator honours exactly; against the
+// production service a Drain may stop before the subscription is empty.
+func Drain(ctx context.Context, project, sub, endpoint string) ([]pubsubio.Message, error) {
 	c, err := newClient(ctx, project, endpoint)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
 	name := subscriptionName(project, sub)
-	var out []Message
+	var out []pubsubio.Message
 	for {
 		//lint:ignore SA1019 Deprecated for production use, but exactly what draining an emulator needs.
-		resp, err := c.SubscriptionAdminClient.Pull(ctx, &pubsubpb.PullRequest{Subscription: name, MaxMessages: DefaultMaxMessages, ReturnImmediately: true})
+		resp, err := c.SubscriptionAdminClient.Pull(ctx, &pubsubpb.PullRequest{Subscription: name, MaxMessages: pubsubio.DefaultMaxMessages, ReturnImmediately: true})
 		if err != nil {
-			return out, fmt.Errorf("pubsubio: pulling from %s: %w", name, err)
+			return out, fmt.Errorf("pubsubadmin: pulling from %s: %w", name, err)
 		}
 		rms := resp.GetReceivedMessages()
 		if len(rms) == 0 {
@@ -97,17 +112,19 @@ func Drain(ctx context.Context, project, sub, endpoint string) ([]Message, error
 		for i, rm := range rms {
 			ackIDs[i] = rm.GetAckId()
 			pm := rm.GetMessage()
-			out = append(out, Message{
+			out = append(out, pubsubio.Message{
 				Data:        pm.GetData(),
 				Attributes:  pm.GetAttributes(),
 				ID:          pm.GetMessageId(),
 				PublishTime: pm.GetPublishTime().AsTime().UnixMicro(),
 			})
 		}
-		for _, ids := range chunk(ackIDs, ackBatch) {
-			if err := c.SubscriptionAdminClient.Acknowledge(ctx, &pubsubpb.AcknowledgeRequest{Subscription: name, AckIds: ids}); err != nil {
-				return out, fmt.Errorf("pubsubio: acknowledging on %s: %w", name, err)
+		for len(ackIDs) > 0 {
+			n := min(len(ackIDs), ackBatch)
+			if err := c.SubscriptionAdminClient.Acknowledge(ctx, &pubsubpb.AcknowledgeRequest{Subscription: name, AckIds: ackIDs[:n]}); err != nil {
+				return out, fmt.Errorf("pubsubadmin: acknowledging on %s: %w", name, err)
 			}
+			ackIDs = ackIDs[n:]
 		}
 	}
 }

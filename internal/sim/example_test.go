@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/beamthrottle/beamthrottle/sim"
+	"github.com/beamthrottle/beamthrottle/internal/sim"
 )
 
 // Two minutes of steady 4× overload against a backend of 100 requests/s,

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/beamthrottle/beamthrottle/sim"
+	"github.com/beamthrottle/beamthrottle/internal/sim"
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
