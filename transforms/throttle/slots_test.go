@@ -180,3 +180,32 @@ func TestPermitPoolSlots(t *testing.T) {
 	}
 	p.end(ctx, now, next)
 }
+
+// TestPermitPoolSlotCosts: a call of cost c takes c slots' worth of time,
+// whether its slots come in one reservation or join several.
+func TestPermitPoolSlotCosts(t *testing.T) {
+	cfg := QuotaConfig{Backend: LocalQuota, Rate: "10/s", Key: "k"}
+	q, err := cfg.newQuota()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newPermitPool(cfg, q)
+	ctx := context.Background()
+	now := ms(0)
+	var got []time.Duration
+	for _, c := range []struct{ cost, want int }{{3, 3}, {1, 1}, {2, 1}} { // asking for fewer than a call costs
+		perm := p.permit(ctx, now, c.cost, c.want, time.Second)
+		if !perm.paid || perm.slot.units != c.cost {
+			t.Fatalf("permit for cost %d: %+v, want %d paid units", c.cost, perm, c.cost)
+		}
+		got = append(got, perm.slot.at.Sub(slotT0))
+		now = perm.slot.at
+		p.settle(ctx, perm, true)
+	}
+	want := []time.Duration{20 * time.Millisecond, 320 * time.Millisecond, 420 * time.Millisecond}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("slots %v, want %v", got, want)
+		}
+	}
+}
