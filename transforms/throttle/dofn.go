@@ -838,6 +838,9 @@ func (fr *firing) decideOnSlot(now time.Time, inFlight, cost, left int, deadline
 				return adaptive.Decision{Verdict: adaptive.Postpone, RetryAt: now}
 			}
 			want := min(left, f.pool.slotsWithin(slotAhead))
+			if !now.Add(slotAhead).Before(deadline) {
+				want = cost // slots beyond the firing would lapse
+			}
 			if b, ok := f.policy.(adaptive.Budgeter); ok {
 				if n := b.Budget(now, now.Add(slotAhead)); n >= 0 {
 					want = min(want, n)
@@ -863,7 +866,14 @@ func (fr *firing) decideOnSlot(now time.Time, inFlight, cost, left int, deadline
 			fr.slot = permission{}
 			continue
 		}
-		d := adaptive.DecideCost(f.policy, now, inFlight, cost)
+		// The policy is asked at the slot's time, within the tolerance of
+		// now: a pacer at the quota's rate then spaces its sends as the
+		// slots are spaced, instead of carrying each wake-up's lateness
+		// into the next call and postponing it past its slot.
+		d := adaptive.DecideCost(f.policy, at, inFlight, cost)
+		if d.Verdict == adaptive.Postpone && !d.RetryAt.After(now) && now.After(at) {
+			d = adaptive.DecideCost(f.policy, now, inFlight, cost) // it would send now
+		}
 		f.pool.settle(fr.ctx, fr.slot, d.Verdict == adaptive.Send)
 		fr.slot = permission{}
 		return d

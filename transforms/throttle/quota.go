@@ -393,6 +393,11 @@ func (p *permitPool) permit(ctx context.Context, now time.Time, cost, want int, 
 			break
 		}
 	}
+	if perm.paid && p.r != nil && want > cost && p.slots.empty() {
+		if n, w := p.reserveAhead(ctx, now, want-cost, retry); n != "" {
+			note, warn = n, w
+		}
+	}
 	t := p.tally
 	p.tally = quotaTally{}
 	p.mu.Unlock()

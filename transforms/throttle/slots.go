@@ -12,7 +12,7 @@ import (
 const (
 	// minTolerance and maxTolerance bound how late a call may still be
 	// sent on its slot (see tolerance).
-	minTolerance = time.Millisecond
+	minTolerance = 5 * time.Millisecond
 	maxTolerance = 20 * time.Millisecond
 	// slotEarly is how early a call may be sent before its slot: a timer
 	// that wakes a hair early sends rather than waiting again.
@@ -37,8 +37,11 @@ const (
 // slots are a ninth wider than the API needs, so a twelfth of the spacing
 // late still leaves the next call clear. A slot missed by more is not used
 // late but dropped (ratelimit-slots-missed), and the call takes the next
-// one. Go's timers wake within a millisecond on an idle machine, within
-// several on a busy one.
+// one. Go's timers wake within a millisecond on an idle machine but
+// several milliseconds late on a busy one (three pipeline processes on two
+// cores), so the tolerance is never under minTolerance: above about 20
+// calls a second, a strict limiter then needs a quota further below its
+// rate than 90 %.
 func tolerance(spacing time.Duration) time.Duration {
 	return min(max(spacing/12, minTolerance), maxTolerance)
 }
@@ -199,6 +202,36 @@ func (l *slotLedger) tail(now time.Time) (slotRun, bool) {
 	}
 	l.runs = l.runs[:n-1]
 	return r, true
+}
+
+// empty reports whether the ledger holds no slot.
+func (l *slotLedger) empty() bool { return len(l.runs) == 0 && len(l.back) == 0 }
+
+// reserveAhead reserves n more units at now, with p.mu held (released
+// during the round trip), when a call just took the last slot the worker
+// held: the quota's TAT then still stands where that slot ends, so the new
+// slots follow on from it, instead of starting a lead after the next
+// call's now, which would idle the quota for part of a lead at every
+// reservation. It asks only while the service is up and no round trip is
+// under way; otherwise the next call reserves as usual. It returns what
+// record returns.
+func (p *permitPool) reserveAhead(ctx context.Context, now time.Time, n int, retry time.Duration) (note string, warn bool) {
+	if p.health.down || p.health.inFlight || now.Before(p.retryAt) {
+		return "", false
+	}
+	p.health.next(p.now()) // stepCall: the service is up and idle
+	p.answered = make(chan struct{})
+	p.tally.requests++
+	p.mu.Unlock()
+	g, err := p.take(ctx, n, now)
+	p.mu.Lock()
+	if err != nil && ctx.Err() != nil {
+		p.tally.errors++
+		p.health.abandon()
+		p.endRoundTrip()
+		return "", false
+	}
+	return p.record(now, n, retry, g, err)
 }
 
 // newPermitPool returns the permit pool of a transform on a worker for the

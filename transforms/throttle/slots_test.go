@@ -104,7 +104,7 @@ func TestTolerance(t *testing.T) {
 	for _, tc := range []struct{ spacing, want time.Duration }{
 		{time.Microsecond, minTolerance},
 		{12 * time.Millisecond, minTolerance},
-		{100 * time.Millisecond, 100 * time.Millisecond / 12},
+		{120 * time.Millisecond, 10 * time.Millisecond},
 		{time.Hour, maxTolerance},
 	} {
 		if got := tolerance(tc.spacing); got != tc.want {
