@@ -826,10 +826,11 @@ func (fr *firing) decide(now time.Time, inFlight, cost, left int, deadline time.
 // slot the policy does not use goes back to the pool. A slot the firing
 // gets to later than the tolerance is dropped, and the call claims the
 // next. The slots asked for at once are those of the next slotAhead at the
-// quota's rate, no more than the policy would send then, at most left, the
-// cost of the calls remaining, and at least the call's cost. Past the firing's deadline no slot is claimed
-// (the firing would not wait for it): the firing ends, and its timer is
-// set for now.
+// quota's rate (one call's when the firing ends sooner), no more than the
+// policy would send then, at most left, the cost of the calls remaining,
+// and at least the call's cost. Past the firing's deadline no slot is
+// claimed (the firing would not wait for it): the firing ends, and its
+// timer is set for now.
 func (fr *firing) decideOnSlot(now time.Time, inFlight, cost, left int, deadline time.Time) adaptive.Decision {
 	f := fr.fn
 	for range 2 { // a second time after a missed slot
