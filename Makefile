@@ -43,12 +43,16 @@ LIVE_SCENARIOS ?=
 livebench:
 	$(GO) run ./cmd/livebench -duration $(LIVE_DURATION) -scenarios '$(LIVE_SCENARIOS)' -out docs/live
 
-# The shared quota for real (about 10 minutes): three beamthrottle
+# The shared quota for real (about 25 minutes): three beamthrottle
 # processes share one quota in Redis or Envoy's rate-limit service, beside the
 # adaptive throttle alone, with a competitor, and with the quota's service
-# killed or slow: docs/quota/results.md and results.svg.
+# killed or slow, against a token bucket; then against a strict limiter (a
+# GCRA with no burst) with Redis slots, local slots, Envoy and none:
+# docs/quota/results.md and its plots. QUOTA_SCENARIOS=strict (or a
+# comma-separated list of names) runs only those.
+QUOTA_SCENARIOS ?=
 quotabench:
-	$(GO) run ./cmd/quotabench -out docs/quota
+	$(GO) run ./cmd/quotabench -out docs/quota -scenarios '$(QUOTA_SCENARIOS)'
 
 # 1,000,000 elements through the pipeline, streamed at LOAD_RATE per second (about 7 minutes; peak RSS under
 # 500 MB); LOAD_RATE=0 is the bounded run as fast as it goes (memory grows with the input). The report is

@@ -16,6 +16,7 @@ import (
 	"cloud.google.com/go/pubsub/v2/pstest"
 
 	"github.com/beamthrottle/beamthrottle/internal/pubsubadmin"
+	"github.com/beamthrottle/beamthrottle/internal/services"
 	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
 	"github.com/beamthrottle/beamthrottle/testserver"
 )
@@ -58,12 +59,16 @@ func TestKilledMidRunLosesNothing(t *testing.T) {
 	}
 	defer srv.Close()
 
+	// Both runs send on time slots of a quota in Redis: the slots the
+	// killed process held lapse, and the second run goes on with its own.
+	rd := services.StartRedis(t)
 	out := t.TempDir()
 	args := func(run string, extra ...string) []string {
 		return append([]string{
 			"--subscription=in-sub", "--pubsub_project=" + project, "--pubsub_emulator=" + ps.Addr,
 			"--url=" + srv.Endpoint(), "--output_prefix=" + filepath.Join(out, run) + "/",
 			"--groups=1", "--batch_size=10", "--batch_interval=100ms",
+			"--quota_backend=redis", "--quota_address=" + rd.Addr, "--quota_key=kill-test", "--quota_rate=200/s",
 		}, extra...)
 	}
 
