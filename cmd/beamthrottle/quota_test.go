@@ -59,23 +59,7 @@ func TestSharedQuotaAcrossProcesses(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			success := 0
-			for p := range procs {
-				if errs[p] != nil {
-					t.Fatalf("process %d: %v\n%s", p, errs[p], tail(logs[p]))
-				}
-				all := 0
-				for _, outcome := range []string{pipeline.OutSuccess, pipeline.OutClientThrottled, pipeline.OutServerThrottled, pipeline.OutErrors} {
-					k := countLines(t, filepath.Join(out, fmt.Sprintf("p%d", p), outcome+"-*.jsonl"))
-					all += k
-					if outcome == pipeline.OutSuccess {
-						success += k
-					}
-				}
-				if all != n {
-					t.Errorf("process %d: %d lines in its outputs, want its %d elements", p, all, n)
-				}
-			}
+			success := checkProcesses(t, out, n, errs, logs)
 			if success != quota {
 				t.Errorf("%d successes across %d processes, want the quota's %d", success, procs, quota)
 			}
@@ -112,8 +96,23 @@ func TestSlotsAcrossProcesses(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	success := 0
-	for p := range procs {
+	success := checkProcesses(t, out, n, errs, logs)
+	st := srv.Handler.Stats()
+	if int(st.Accepted) != success {
+		t.Errorf("the server accepted %d calls, the processes count %d successes", st.Accepted, success)
+	}
+	if success == 0 {
+		t.Error("no element succeeded")
+	}
+	t.Logf("%d successes, %d calls refused by the server", success, st.Rejected)
+}
+
+// checkProcesses checks that each process p ended well (errs[p], its
+// output logs[p]) and wrote, under out/p<p>/, one line in its outputs for
+// each of its n elements, and returns how many succeeded in all.
+func checkProcesses(t *testing.T, out string, n int, errs []error, logs [][]byte) (success int) {
+	t.Helper()
+	for p := range errs {
 		if errs[p] != nil {
 			t.Fatalf("process %d: %v\n%s", p, errs[p], tail(logs[p]))
 		}
@@ -129,14 +128,7 @@ func TestSlotsAcrossProcesses(t *testing.T) {
 			t.Errorf("process %d: %d lines in its outputs, want its %d elements", p, all, n)
 		}
 	}
-	st := srv.Handler.Stats()
-	if int(st.Accepted) != success {
-		t.Errorf("the server accepted %d calls, the processes count %d successes", st.Accepted, success)
-	}
-	if success == 0 {
-		t.Error("no element succeeded")
-	}
-	t.Logf("%d successes, %d calls refused by the server", success, st.Rejected)
+	return success
 }
 
 // countLines counts the lines of the files matching glob.

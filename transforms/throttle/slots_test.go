@@ -137,16 +137,22 @@ func TestSlotLedgerTail(t *testing.T) {
 	_ = c
 }
 
-// TestPermitPoolSlots: a permit pool over the local known rate hands each
-// call its own slot, spaced at the rate across firings, misses nothing it
-// is not late for, and gives the slots no firing used back to the quota.
-func TestPermitPoolSlots(t *testing.T) {
-	cfg := QuotaConfig{Backend: LocalQuota, Rate: "10/s", Key: "k"}
+// localPool returns a permit pool over the local known rate.
+func localPool(t *testing.T, rate string) *permitPool {
+	t.Helper()
+	cfg := QuotaConfig{Backend: LocalQuota, Rate: rate, Key: "k"}
 	q, err := cfg.newQuota()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := newPermitPool(cfg, q)
+	return newPermitPool(cfg, q)
+}
+
+// TestPermitPoolSlots: a permit pool over the local known rate hands each
+// call its own slot, spaced at the rate across firings, misses nothing it
+// is not late for, and gives the slots no firing used back to the quota.
+func TestPermitPoolSlots(t *testing.T) {
+	p := localPool(t, "10/s")
 	ctx := context.Background()
 	now := ms(0)
 	p.begin()
@@ -184,12 +190,7 @@ func TestPermitPoolSlots(t *testing.T) {
 // TestPermitPoolSlotCosts: a call of cost c takes c slots' worth of time,
 // whether its slots come in one reservation or join several.
 func TestPermitPoolSlotCosts(t *testing.T) {
-	cfg := QuotaConfig{Backend: LocalQuota, Rate: "10/s", Key: "k"}
-	q, err := cfg.newQuota()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := newPermitPool(cfg, q)
+	p := localPool(t, "10/s")
 	ctx := context.Background()
 	now := ms(0)
 	var got []time.Duration
