@@ -566,54 +566,31 @@ func (p *permitPool) timeout() time.Duration {
 	return DefaultQuotaTimeout
 }
 
-// pools holds the permit pools of the transforms running in this process
-// with a shared quota, one per transform (by throttleFn.ID).
-var pools = struct {
-	mu sync.Mutex
-	m  map[string]*sharedPool
-}{m: map[string]*sharedPool{}}
-
-type sharedPool struct {
-	p    *permitPool
-	refs int
-}
+// workerPools holds the permit pools of the transforms running in this
+// process with a shared quota, one per transform (by throttleFn.ID).
+var workerPools = &registry[*permitPool]{m: map[string]*shared[*permitPool]{}}
 
 // acquirePool returns the permit pool of the transform id, connecting to the
 // quota's service if it is the first.
 func acquirePool(id string, cfg QuotaConfig) (*permitPool, error) {
-	pools.mu.Lock()
-	defer pools.mu.Unlock()
-	sp, ok := pools.m[id]
-	if !ok {
+	return workerPools.acquire(id, func() (*permitPool, error) {
 		q, err := cfg.newQuota()
 		if err != nil {
 			return nil, fmt.Errorf("throttle: shared quota: %w", err)
 		}
-		sp = &sharedPool{p: newPermitPool(cfg, q)}
-		pools.m[id] = sp
-	}
-	sp.refs++
-	return sp.p, nil
+		return newPermitPool(cfg, q), nil
+	})
 }
 
 // releasePool drops a reference to the pool of id, and closes its
 // connection with the last one, once its probe, if any, has ended.
 func releasePool(id string) {
-	pools.mu.Lock()
-	sp, ok := pools.m[id]
-	if ok {
-		sp.refs--
-	}
-	last := ok && sp.refs == 0
-	if last {
-		delete(pools.m, id)
-	}
-	pools.mu.Unlock()
+	p, last := workerPools.release(id)
 	if !last {
 		return
 	}
-	if c, ok := sp.p.q.(io.Closer); ok {
+	if c, ok := p.q.(io.Closer); ok {
 		c.Close() // which ends a probe under way
 	}
-	sp.p.probes.Wait()
+	p.probes.Wait()
 }

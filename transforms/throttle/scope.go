@@ -49,15 +49,17 @@ func (r *registry[T]) acquire(id string, newValue func() (T, error)) (T, error) 
 }
 
 // release drops a reference to the value of id, and the value with the
-// last one.
-func (r *registry[T]) release(id string) {
+// last one, which it then returns (last is true) for its caller to close.
+func (r *registry[T]) release(id string) (v T, last bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if sp, ok := r.m[id]; ok {
 		if sp.refs--; sp.refs <= 0 {
 			delete(r.m, id)
+			return sp.v, true
 		}
 	}
+	return v, false
 }
 
 // progressMark is when a transform's groups on this worker last made
