@@ -111,7 +111,7 @@ func WriteReport(w io.Writer, h Header, results []Result) error {
 		p("Pipeline processes (`cmd/beamthrottle`, each an OS process on its own Prism) against a strict limiter "+
 			"(below), each naming itself with `X-Quota-Client` so that the server counts each one. Made by:\n\n    %s\n\n", h.Command)
 	} else {
-		p("Issue 14, sections 4 and 5: %d pipeline processes (`cmd/beamthrottle`, each an OS process on its own Prism) "+
+		p("%d pipeline processes (`cmd/beamthrottle`, each an OS process on its own Prism) "+
 			"share one quota on the quota test server, whose capacity equals the quota: %d calls a second "+
 			"(token bucket, one second of burst). Each process offers %g/s (%g × the capacity in all) for %v "+
 			"(%v in the fault scenarios), with `--max_wait=%v`, and names itself with `X-Quota-Client` so that "+
