@@ -290,7 +290,7 @@ func throttleAndWrite(s beam.Scope, in beam.PCollection, o Options, extraErrors,
 	var bad beam.PCollection
 	in, bad = beam.ParDo2(s, &payloadCheckFn{Max: o.MaxPayload, JSON: o.InputFormat == "jsonl"}, in)
 	extraErrors = append(extraErrors, bad)
-	out, err := throttle.TryAdaptive(s.Scope("throttle.Adaptive"), in, caller, topts...)
+	out, err := throttle.TryAdaptive(s, in, caller, topts...)
 	if err != nil {
 		return Outputs{}, err
 	}

@@ -115,17 +115,28 @@ type Outputs struct {
 // Adaptive panics if the configuration is invalid; TryAdaptive returns the
 // error instead.
 func Adaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) Outputs {
-	s = s.Scope("throttle.Adaptive")
 	out, err := TryAdaptive(s, in, caller, opts...)
 	if err != nil {
-		panic(fmt.Sprintf("throttle.Adaptive: %v", err))
+		panic(err.Error())
 	}
 	return out
 }
 
 // TryAdaptive is Adaptive returning an error for an invalid configuration
-// instead of panicking.
+// instead of panicking. It adds its steps under the scope
+// "throttle.Adaptive", and its errors begin "throttle.Adaptive: "; an
+// invalid option is an *OptionError (or several, joined with errors.Join)
+// within the error, for errors.As.
 func TryAdaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) (Outputs, error) {
+	out, err := tryAdaptive(s.Scope("throttle.Adaptive"), in, caller, opts...)
+	if err != nil {
+		return Outputs{}, fmt.Errorf("throttle.Adaptive: %w", err)
+	}
+	return out, nil
+}
+
+// tryAdaptive is TryAdaptive within its scope.
+func tryAdaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) (Outputs, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return Outputs{}, err

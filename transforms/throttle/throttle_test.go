@@ -277,8 +277,8 @@ func TestTryAdaptiveErrors(t *testing.T) {
 			_, s := beam.NewPipelineWithRoot()
 			in := beam.Create(s, []byte("x"))
 			_, err := TryAdaptive(s, in, tc.caller, tc.opts...)
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("got error %v, want one containing %q", err, tc.want)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "throttle.Adaptive: ") {
+				t.Errorf("got error %v, want one beginning \"throttle.Adaptive: \" and containing %q", err, tc.want)
 			}
 		})
 	}
