@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/beamthrottle/beamthrottle/clientcall"
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
@@ -407,15 +408,15 @@ func WithCallTimeout(d time.Duration) Option { return func(c *config) { c.CallTi
 // Callers must then be safe for concurrent use.
 func WithCallsInFlight(n int) Option { return func(c *config) { c.CallsInFlight = n } }
 
-// WithClassifier overrides clientcall.Classify. k must be a value of a
-// registered type implementing clientcall.Classifier.
+// WithClassifier overrides clientcall.Classify. k's type must be registered
+// (beam.RegisterType), as clientcall.StatusClassifier is.
 //
 // Whatever the classifier, a call whose connection could not be made (a
 // failed dial: connection refused, no route, no such host) slows the
 // policy down as a 429 does, and its element is kept, under Retry and
 // Postpone, as a throttled one is; it goes to Errors, with the connection
 // error, when the strategy gives up on it (at once under Route and Drop).
-func WithClassifier(k any) Option { return func(c *config) { c.Classifier = k } }
+func WithClassifier(k clientcall.Classifier) Option { return func(c *config) { c.Classifier = k } }
 
 // WithSeed fixes the random source of the keying and of the throttle
 // decisions, for reproducible tests. By default the source is seeded

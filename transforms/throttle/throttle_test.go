@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strconv"
 	"strings"
@@ -322,5 +323,35 @@ func TestMessageElements(t *testing.T) {
 	s2 := beam.NewPipeline().Root()
 	if _, err := TryAdaptive(s2, beam.Create(s2, msgs...), stringCaller{}); err == nil {
 		t.Error("TryAdaptive over Messages with a string caller: got nil error")
+	}
+}
+
+// TestWithClassifier: an API that answers 403 when over quota. By default a
+// 403 is an error; with a classifier that counts it as throttling, the same
+// elements are server-throttled (routed, under Route) instead.
+func TestWithClassifier(t *testing.T) {
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "quota exceeded", http.StatusForbidden)
+	}))
+	defer api.Close()
+	const n = 20
+	tests := []struct {
+		name string
+		opts []Option
+		errs int // the rest are throttled, by the server or (SRE) the client
+	}{
+		{"default", nil, n},
+		{"403 throttles", []Option{WithClassifier(clientcall.StatusClassifier{HTTPStatuses: []int{403}})}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, s := beam.NewPipelineWithRoot()
+			opts := append([]Option{WithStrategy(Route), WithMode(adaptive.ModeSRE)}, tc.opts...)
+			out := Adaptive(s, generate(s, n), &clientcall.HTTP{URL: api.URL}, opts...)
+			passert.Empty(s, out.Success)
+			passert.Count(s, out.Errors, "errors", tc.errs)
+			passert.Count(s, beam.Flatten(s, out.ServerThrottled, out.ClientThrottled), "throttled", n-tc.errs)
+			runPipeline(t, p, true)
+		})
 	}
 }
