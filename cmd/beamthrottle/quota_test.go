@@ -48,18 +48,8 @@ func TestSharedQuotaAcrossProcesses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			flags := tc.flags(t)
 			out := t.TempDir()
-			var wg sync.WaitGroup
-			errs := make([]error, procs)
-			logs := make([][]byte, procs)
-			for p := range procs {
-				wg.Go(func() {
-					args := append([]string{fmt.Sprintf("--generate=%d", n), "--caller=echo", "--groups=2",
-						"--quota_key=across-processes", "--max_wait=5s", fmt.Sprintf("--output_prefix=%s/p%d/", out, p)}, flags...)
-					logs[p], errs[p] = exec.Command(bin, args...).CombinedOutput()
-				})
-			}
-			wg.Wait()
-			success := checkProcesses(t, out, n, errs, logs)
+			success := runProcesses(t, bin, procs, out, n, append([]string{"--caller=echo", "--groups=2",
+				"--quota_key=across-processes", "--max_wait=5s"}, flags...)...)
 			if success != quota {
 				t.Errorf("%d successes across %d processes, want the quota's %d", success, procs, quota)
 			}
@@ -85,18 +75,8 @@ func TestSlotsAcrossProcesses(t *testing.T) {
 	}
 	defer srv.Close()
 	out := t.TempDir()
-	var wg sync.WaitGroup
-	errs := make([]error, procs)
-	logs := make([][]byte, procs)
-	for p := range procs {
-		wg.Go(func() {
-			logs[p], errs[p] = exec.Command(bin, fmt.Sprintf("--generate=%d", n), "--url="+srv.Endpoint(),
-				"--quota_backend=redis", "--quota_address="+rd.Addr, "--quota_key=slots-across-processes",
-				"--quota_rate=18/s", "--max_wait=2m", fmt.Sprintf("--output_prefix=%s/p%d/", out, p)).CombinedOutput()
-		})
-	}
-	wg.Wait()
-	success := checkProcesses(t, out, n, errs, logs)
+	success := runProcesses(t, bin, procs, out, n, "--url="+srv.Endpoint(), "--quota_backend=redis",
+		"--quota_address="+rd.Addr, "--quota_key=slots-across-processes", "--quota_rate=18/s", "--max_wait=2m")
 	st := srv.Handler.Stats()
 	if int(st.Accepted) != success {
 		t.Errorf("the server accepted %d calls, the processes count %d successes", st.Accepted, success)
@@ -107,11 +87,22 @@ func TestSlotsAcrossProcesses(t *testing.T) {
 	t.Logf("%d successes, %d calls refused by the server", success, st.Rejected)
 }
 
-// checkProcesses checks that each process p ended well (errs[p], its
-// output logs[p]) and wrote, under out/p<p>/, one line in its outputs for
-// each of its n elements, and returns how many succeeded in all.
-func checkProcesses(t *testing.T, out string, n int, errs []error, logs [][]byte) (success int) {
+// runProcesses runs procs copies of the binary bin at once, each
+// generating n elements with flags and writing under out/p<p>/, checks
+// that each ended well and wrote one line in its outputs for each of its
+// elements, and returns how many succeeded in all.
+func runProcesses(t *testing.T, bin string, procs int, out string, n int, flags ...string) (success int) {
 	t.Helper()
+	var wg sync.WaitGroup
+	errs := make([]error, procs)
+	logs := make([][]byte, procs)
+	for p := range procs {
+		wg.Go(func() {
+			args := append([]string{fmt.Sprintf("--generate=%d", n), fmt.Sprintf("--output_prefix=%s/p%d/", out, p)}, flags...)
+			logs[p], errs[p] = exec.Command(bin, args...).CombinedOutput()
+		})
+	}
+	wg.Wait()
 	for p := range errs {
 		if errs[p] != nil {
 			t.Fatalf("process %d: %v\n%s", p, errs[p], tail(logs[p]))
