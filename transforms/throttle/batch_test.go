@@ -44,7 +44,7 @@ func (c mixBatchCaller) CallBatch(ctx context.Context, reqs [][]byte) ([][]byte,
 
 // batchFiring is testFiring with calls of up to perCall elements (and
 // perBytes bytes) through mixBatchCaller, whose call sizes go to calls.
-func batchFiring(f *throttleFn, p adaptive.Policy, o *outs, perCall, perBytes int, calls *[]int) *firing {
+func batchFiring(f *throttleFn, p adaptive.Policy, o *outs, perCall, perBytes int, calls *[]int) *driver {
 	fr := testFiring(f, p, o)
 	f.ItemsPerCall, f.BytesPerCall = perCall, perBytes
 	f.invoker = newInvoker(reflect.ValueOf(mixBatchCaller{calls: calls}), bytesType, bytesType, true)

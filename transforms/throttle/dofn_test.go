@@ -76,7 +76,7 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 // testFiring returns a firing of group "g" at t0 with a stopped clock, the
 // caller mixCaller (by the payload's last digit: 0-5 success, 6-7 429 with
 // Retry-After 1s, 8 HTTP 400, 9 panic) and policy p.
-func testFiring(f *throttleFn, p adaptive.Policy, o *outs) *firing {
+func testFiring(f *throttleFn, p adaptive.Policy, o *outs) *driver {
 	f.BatchSize = max(f.BatchSize, 10)
 	f.BatchInterval = time.Second
 	f.CallTimeout = time.Minute
@@ -104,7 +104,7 @@ type counts struct {
 	OK, CT, ST, Errs, Dropped, Requeued, Rest int
 }
 
-func countsOf(fr *firing, o *outs) counts {
+func countsOf(fr *driver, o *outs) counts {
 	return counts{
 		OK: len(o.ok), CT: len(o.ct), ST: len(o.st), Errs: len(o.errs), Dropped: int(fr.t.dropped),
 		Requeued: len(fr.requeue), Rest: len(fr.rest),

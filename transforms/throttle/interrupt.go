@@ -33,7 +33,7 @@ func interrupted() bool { return interrupt.Is() }
 
 // interrupt routes it, which the firing will not send because the pipeline
 // is interrupted.
-func (fr *firing) interrupt(now time.Time, it item) {
+func (fr *driver) interrupt(now time.Time, it item) {
 	fl := it.Last
 	if fl.Outcome == OutcomeServerThrottled {
 		fl.Error += ". " + interruptedAgain
@@ -46,7 +46,7 @@ func (fr *firing) interrupt(now time.Time, it item) {
 
 // drain routes every element of the group's queue (see interrupt) and
 // leaves it empty.
-func (fr *firing) drain(sp state.Provider, meta *queueMeta) error {
+func (fr *driver) drain(sp state.Provider, meta *queueMeta) error {
 	for meta.Head < meta.Tail {
 		head := meta.Head
 		got, err := fr.fn.take(sp, meta, max(fr.fn.BatchSize, 1), math.MaxInt64)

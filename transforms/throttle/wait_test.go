@@ -44,7 +44,7 @@ func refusedError() error {
 
 // boundFiring is testFiring with boundCaller and the worker's last
 // progress at progress (zero: none noted).
-func boundFiring(f *throttleFn, p adaptive.Policy, o *outs, progress time.Time) *firing {
+func boundFiring(f *throttleFn, p adaptive.Policy, o *outs, progress time.Time) *driver {
 	fr := testFiring(f, p, o)
 	f.invoker = newInvoker(reflect.ValueOf(boundCaller{}), bytesType, bytesType, false)
 	f.progress = new(progressMark)

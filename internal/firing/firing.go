@@ -1,0 +1,545 @@
+// Package firing is the rule of one firing of a group's timer, written once
+// as a state machine with no I/O of its own: no goroutines, no clock, no
+// network. The transform's DoFn drives it with the wall clock and real
+// calls; the simulator drives the same type with virtual time and simulated
+// latency.
+//
+// A driver adds the elements it took from the head of the group's queue
+// (Add), then asks for the next action (Next) with the time now, and
+// carries it out: make a call (Call), route an element (Route), wait until
+// a time or until an answer comes (Wait), or end the firing (Done). It
+// feeds each call's answer back with Answered. After Done, Requeue and Rest
+// are the elements that go back to the head of the queue, and Timer is
+// when the group's timer fires next if the queue is not empty.
+//
+// Decisions follow the policy (Env.Policy), after the shared quota's
+// permits or time slots if there is one (Env.Quota). Batching, costs,
+// calls in flight, the bounds of an element's wait and the strategy for
+// throttled elements are all here.
+package firing
+
+import (
+	"math"
+	"time"
+
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
+)
+
+// Strategy is what becomes of an element whose attempt was throttled.
+type Strategy int
+
+// The strategies.
+const (
+	Fail     Strategy = iota // route it to its output
+	Drop                     // discard it (errors are still routed)
+	Retry                    // try it again, within MaxAttempts and MaxAge
+	Postpone                 // try it again, within its bounds of wait
+)
+
+// Config is the configuration of firings. Zero durations mean no bound.
+type Config struct {
+	// BatchInterval is the time between firings of a group whose firing
+	// did not postpone, and the shortest wait before a retry (Retry).
+	BatchInterval time.Duration
+	// Wait is how long a firing goes on deciding: a postponement to a time
+	// before start + Wait is waited for inside the firing; one beyond it
+	// ends the firing. Zero ends the firing at the first postponement.
+	Wait time.Duration
+	// MinWait is the shortest wait inside a firing after a postponement.
+	MinWait time.Duration
+	// Tick is the shortest time from the end of a firing that postponed to
+	// the next firing.
+	Tick time.Duration
+	// CallsInFlight bounds the calls under way at once (at least 1).
+	CallsInFlight int
+	// ItemsPerCall and BytesPerCall bound the elements and the payload
+	// bytes of one call; ItemsPerCall below 2 and BytesPerCall 0 make
+	// every call one element.
+	ItemsPerCall, BytesPerCall int
+	// CostPerCall charges every call ItemsPerCall elements' worth of one
+	// cost unit instead of the sum of its elements' costs.
+	CostPerCall bool
+	// MaxWait bounds an element's wait from when it joined the queue;
+	// MaxStall from the later of that and the last progress (Env.Progress).
+	MaxWait, MaxStall time.Duration
+	// Strategy is what becomes of a throttled element.
+	Strategy Strategy
+	// MaxAttempts and MaxAge bound the attempts and the age of an element
+	// under Retry.
+	MaxAttempts int
+	MaxAge      time.Duration
+}
+
+// batching reports whether calls take several elements.
+func (c *Config) batching() bool { return c.ItemsPerCall > 1 || c.BytesPerCall > 0 }
+
+// Kind is the outcome of an element.
+type Kind int
+
+// The outcomes.
+const (
+	None            Kind = iota // not routed (an element's Last when never failed)
+	Success                     // accepted by the API
+	ClientThrottled             // rejected or held back by the client
+	ServerThrottled             // the API answered that it throttles
+	Error                       // any other failure
+	Dropped                     // discarded under Drop
+)
+
+// Elem is what a firing knows of an element.
+type Elem struct {
+	Since     time.Time // when it joined its group's queue; zero if not known
+	NotBefore time.Time // not tried again before then
+	Attempts  int       // attempts made so far
+	First     time.Time // its first attempt; zero if none
+	Last      Kind      // why its last attempt failed; None if it did not
+	Cost      int       // what a call for it costs, in cost units (at least 1)
+	Size      int       // its payload's bytes, for BytesPerCall
+}
+
+// Class is the class of an element's answer, as a driver classified it.
+type Class int
+
+// The classes of answers.
+const (
+	Accepted    Class = iota // success
+	Throttled                // a throttling answer
+	Failed                   // any other error
+	Unreachable              // the API could not be reached: failed, and backed off as from a throttling answer
+)
+
+// Result is the answer to one element of a call.
+type Result struct {
+	Class      Class
+	RetryAfter time.Duration // a throttling answer's Retry-After, 0 if none
+}
+
+// Policy decides, call by call, whether to send now (adaptive.Policy with
+// the cost of the call).
+type Policy interface {
+	Decide(now time.Time, inFlight, cost int) adaptive.Decision
+	Record(now time.Time, a adaptive.Answer)
+	// Budget returns how many calls of cost 1 it would send in
+	// [now, until), or -1 without a bound.
+	Budget(now, until time.Time) int
+}
+
+// Progress is the transform's last progress on the worker, for MaxStall.
+type Progress interface {
+	Last() time.Time         // the zero Time if none
+	Progressed(at time.Time) // a call was accepted at at
+}
+
+// Env is what a firing decides with.
+type Env struct {
+	Policy   Policy
+	Quota    Quota    // the shared quota; nil for none
+	Progress Progress // nil: MaxStall counts from when elements joined the queue
+}
+
+// Action is what a driver does next.
+type Action int
+
+// The actions.
+const (
+	Done  Action = iota // the firing is over
+	Call                // make the call Next returned
+	Route               // route the element Next returned
+	Wait                // wait until Next's time (zero: for an answer only), or an answer
+)
+
+// Step is an action with its details, as Next returns it.
+type Step struct {
+	Action Action
+	// Call: the call's number (for Answered), its elements (indices into
+	// the firing's elements, in order), its cost and the policy's
+	// rejection probability when it decided.
+	Call  int
+	Elems []int
+	Cost  int
+	Prob  float64
+	// Route: the element and where it goes, and why; with Why Answered,
+	// Pos is its place in its call.
+	Elem int
+	Pos  int
+	To   Kind
+	Why  Why
+	// Route with Why Expired: the bound that ran out, and the time before
+	// which the element could not be sent (zero if it simply ran out).
+	Bound Bound
+	// Until: with Wait, the time to wait until (zero: an answer only);
+	// with Route and Why Expired, when it could be sent at the earliest
+	// (zero if it simply ran out).
+	Until time.Time
+	// Postponed: with Wait, the policy postponed (not waiting for calls in
+	// flight or for a slot of the quota).
+	Postponed bool
+}
+
+// Why says why an element is routed.
+type Why int
+
+// The reasons for a route.
+const (
+	Answered    Why = iota // its call's answer (Step.Call, Elem's position in it)
+	Rejected               // the policy rejected its call (Step.Prob)
+	Expired                // it ran out of waiting (Step.Bound)
+	Interrupted            // the pipeline is interrupted
+)
+
+// Bound is a bound of an element's wait.
+type Bound int
+
+// The bounds.
+const (
+	NoBound    Bound = iota
+	BoundWait        // Config.MaxWait
+	BoundStall       // Config.MaxStall
+)
+
+// call is a call under way or answered.
+type call struct {
+	elems []int
+	sent  time.Time
+	prob  float64
+	done  bool
+}
+
+// Firing is one firing of a group's timer. It is not safe for concurrent
+// use: a driver feeds it from one goroutine.
+type Firing struct {
+	cfg      Config
+	env      Env
+	fire     time.Time // the timer's time
+	deadline time.Time // no postponement is waited for past it
+
+	elems     []Elem
+	work      []int // the live elements, in order; work[cursor:] not decided yet
+	cursor    int
+	left      int // the cost of work[cursor:]
+	calls     []call
+	inFlight  int
+	routes    []Step // routes not returned yet, in order
+	requeue   []int
+	rest      []int
+	retryAt   time.Time // the policy's postponement that ended the firing; zero if none
+	stopped   bool      // no more decisions
+	interrupt bool
+	throttled bool
+	slot      Permit    // a slot of the quota claimed for the next call and not used yet
+	waitUntil time.Time // a postponement within the firing: no decision before then
+	attempts  int
+}
+
+// New starts a firing whose timer was set for fire and which starts at
+// start (the later of fire and the time its driver got to it).
+func New(cfg Config, env Env, fire, start time.Time) *Firing {
+	cfg.CallsInFlight = max(cfg.CallsInFlight, 1)
+	return &Firing{cfg: cfg, env: env, fire: fire, deadline: start.Add(cfg.Wait)}
+}
+
+// Add adds an element taken from the queue at now, and returns its index.
+// An element that ran out of waiting is routed at once (see Expired) and
+// reported not live: a driver takes another in its place.
+func (f *Firing) Add(now time.Time, e Elem) (i int, live bool) {
+	e.Cost = max(e.Cost, 1)
+	i = len(f.elems)
+	f.elems = append(f.elems, e)
+	if f.Expired(now, i) {
+		f.expire(i, time.Time{})
+		return i, false
+	}
+	f.work = append(f.work, i)
+	f.left += e.Cost
+	return i, true
+}
+
+// Elem returns the element i, with its bookkeeping (attempts, first
+// attempt, not-before) as the firing left it.
+func (f *Firing) Elem(i int) Elem { return f.elems[i] }
+
+// Interrupt stops the firing's calls: every element not yet sent is routed
+// as interrupted; calls under way finish and are routed as usual, and
+// nothing is requeued.
+func (f *Firing) Interrupt() { f.interrupt = true }
+
+// Next returns what to do at now.
+func (f *Firing) Next(now time.Time) Step {
+	for {
+		if len(f.routes) > 0 {
+			s := f.routes[0]
+			f.routes = f.routes[1:]
+			return s
+		}
+		if f.stopped || f.cursor >= len(f.work) {
+			break
+		}
+		if !f.interrupt && now.Before(f.waitUntil) {
+			return Step{Action: Wait, Until: f.waitUntil}
+		}
+		i := f.work[f.cursor]
+		if f.interrupt {
+			f.interrupted(i)
+			f.advance(f.cursor + 1)
+			continue
+		}
+		if f.Expired(now, i) {
+			f.expire(i, time.Time{})
+			f.advance(f.cursor + 1)
+			continue
+		}
+		if f.inFlight >= f.cfg.CallsInFlight {
+			return Step{Action: Wait}
+		}
+		j := f.pack(now)
+		cost := f.costOf(f.work[f.cursor:j])
+		d := f.decide(now, cost)
+		switch d.Verdict {
+		case adaptive.Send:
+			return f.send(now, j, cost, d.Probability)
+		case adaptive.Postpone:
+			onSlot := f.slot.OK && d.RetryAt.Equal(f.slot.At)
+			if (d.RetryAt.Before(f.deadline) || onSlot) && now.Before(f.deadline) {
+				f.waitUntil = laterOf(d.RetryAt, now.Add(f.cfg.MinWait))
+				return Step{Action: Wait, Until: f.waitUntil, Postponed: !onSlot}
+			}
+			f.postpone(now, d.RetryAt)
+		default: // Reject: the whole call
+			for _, k := range f.work[f.cursor:j] {
+				f.attempt(now, k)
+				f.throttledAt(now, k, ClientThrottled, 0, Step{Why: Rejected, Prob: d.Probability})
+			}
+			f.advance(j)
+		}
+	}
+	if f.inFlight > 0 {
+		return Step{Action: Wait}
+	}
+	return Step{Action: Done}
+}
+
+// remaining returns the cost of the elements not decided yet.
+func (f *Firing) remaining() int {
+	if f.cfg.CostPerCall {
+		per := max(f.cfg.ItemsPerCall, 1)
+		return (len(f.work) - f.cursor + per - 1) / per
+	}
+	return f.left
+}
+
+// advance moves the cursor to j, past elements decided.
+func (f *Firing) advance(j int) {
+	for _, k := range f.work[f.cursor:j] {
+		f.left -= f.elems[k].Cost
+	}
+	f.cursor = j
+}
+
+// send starts the call of work[cursor:j].
+func (f *Firing) send(now time.Time, j, cost int, p float64) Step {
+	elems := f.work[f.cursor:j:j]
+	for _, k := range elems {
+		f.attempt(now, k)
+	}
+	f.calls = append(f.calls, call{elems: elems, sent: now, prob: p})
+	f.inFlight++
+	f.advance(j)
+	return Step{Action: Call, Call: len(f.calls) - 1, Elems: elems, Cost: cost, Prob: p}
+}
+
+// postpone ends the firing's decisions on a postponement to retryAt: what
+// cannot be sent before its bound runs out is routed now rather than held
+// until then; the rest stays queued.
+func (f *Firing) postpone(now, retryAt time.Time) {
+	for _, k := range f.work[f.cursor:] {
+		if due, _ := f.due(k); !due.IsZero() && retryAt.After(due) {
+			f.expire(k, retryAt)
+			continue
+		}
+		f.rest = append(f.rest, k)
+	}
+	f.advance(len(f.work))
+	f.retryAt = retryAt
+	f.stopped = true
+}
+
+// attempt counts an attempt at element k.
+func (f *Firing) attempt(now time.Time, k int) {
+	f.attempts++
+	e := &f.elems[k]
+	e.Attempts++
+	if e.First.IsZero() {
+		e.First = now
+	}
+}
+
+// Answered records at now the answer to call c, one result per element of
+// the call: the policy learns it once for the call (throttled if any of
+// its elements was, else accepted if any was, else failed), and each
+// element is routed or requeued.
+func (f *Firing) Answered(now time.Time, c int, results []Result) {
+	cl := &f.calls[c]
+	if cl.done {
+		return
+	}
+	cl.done = true
+	f.inFlight--
+	ans := adaptive.Answer{Sent: cl.sent, Outcome: adaptive.Failed}
+	progressed := false
+	for _, r := range results {
+		switch r.Class {
+		case Accepted:
+			progressed = true
+			if ans.Outcome == adaptive.Failed {
+				ans.Outcome = adaptive.Accepted
+			}
+		case Throttled:
+			ans.Outcome = adaptive.Throttled
+			ans.RetryAfter = max(ans.RetryAfter, r.RetryAfter)
+		case Unreachable:
+			ans.Outcome = adaptive.Throttled
+		}
+	}
+	if progressed && f.env.Progress != nil {
+		f.env.Progress.Progressed(now)
+	}
+	f.env.Policy.Record(now, ans)
+	for pos, k := range cl.elems {
+		r := results[pos]
+		why := Step{Why: Answered, Call: c, Pos: pos, Prob: cl.prob}
+		switch r.Class {
+		case Accepted:
+			f.route(k, Success, why)
+		case Throttled:
+			f.throttledAt(now, k, ServerThrottled, r.RetryAfter, why)
+		case Unreachable:
+			// Not the element's fault: tried again as a throttled one
+			// would be, and an error only when the strategy gives up.
+			f.throttledAt(now, k, Error, 0, why)
+		default:
+			f.route(k, Error, why)
+		}
+	}
+}
+
+// throttledAt applies the strategy to element k, whose attempt at now
+// failed as kind: Retry and Postpone requeue it (Retry within its bounds,
+// Postpone unless it could not be tried again before its wait runs out),
+// no sooner than retryAfter; otherwise it is routed.
+func (f *Firing) throttledAt(now time.Time, k int, kind Kind, retryAfter time.Duration, why Step) {
+	f.throttled = true
+	e := &f.elems[k]
+	e.Last = kind
+	switch f.cfg.Strategy {
+	case Retry:
+		if e.Attempts < f.cfg.MaxAttempts && now.Sub(e.First) < f.cfg.MaxAge {
+			f.again(now, k, max(retryAfter, f.cfg.BatchInterval))
+			return
+		}
+	case Postpone:
+		if due, _ := f.due(k); !due.IsZero() && now.Add(retryAfter).After(due) {
+			break // routed now rather than when its wait runs out
+		}
+		f.again(now, k, retryAfter)
+		return
+	}
+	f.route(k, kind, why)
+}
+
+// again requeues element k, to be tried no sooner than after wait.
+func (f *Firing) again(now time.Time, k int, wait time.Duration) {
+	// Runners keep timer times in milliseconds: round down, so that the
+	// timer set for this time finds the element eligible.
+	f.elems[k].NotBefore = now.Add(wait).Truncate(time.Millisecond)
+	f.requeue = append(f.requeue, k)
+}
+
+// route routes element k as kind (Dropped instead under Drop, unless it
+// is an error), for the reason in why.
+func (f *Firing) route(k int, kind Kind, why Step) {
+	if f.cfg.Strategy == Drop && kind != Error && kind != Success {
+		kind = Dropped
+	}
+	why.Action, why.Elem, why.To = Route, k, kind
+	f.routes = append(f.routes, why)
+}
+
+// interrupted routes element k, not sent because the pipeline is
+// interrupted: as its last attempt failed if it was throttled by the
+// server, else as client-throttled.
+func (f *Firing) interrupted(k int) {
+	kind := ClientThrottled
+	if f.elems[k].Last == ServerThrottled {
+		kind = ServerThrottled
+	}
+	f.route(k, kind, Step{Why: Interrupted, Prob: 1})
+}
+
+// pack returns the end j of the call that starts at the cursor: one
+// element, or, when batching, as many as fit in ItemsPerCall and
+// BytesPerCall (at least one), stopping before an element that ran out of
+// waiting by now.
+func (f *Firing) pack(now time.Time) int {
+	i := f.cursor
+	if !f.cfg.batching() {
+		return i + 1
+	}
+	bytes := f.elems[f.work[i]].Size
+	j := i + 1
+	for ; j < len(f.work) && j-i < max(f.cfg.ItemsPerCall, 1); j++ {
+		k := f.work[j]
+		n := f.elems[k].Size
+		if f.cfg.BytesPerCall > 0 && bytes+n > f.cfg.BytesPerCall || f.Expired(now, k) {
+			break
+		}
+		bytes += n
+	}
+	return j
+}
+
+// costOf returns what a call of the elements costs: the sum of their
+// costs, or one unit per ItemsPerCall elements under CostPerCall.
+func (f *Firing) costOf(elems []int) int {
+	if f.cfg.CostPerCall {
+		per := max(f.cfg.ItemsPerCall, 1)
+		return (len(elems) + per - 1) / per
+	}
+	var c int64
+	for _, k := range elems {
+		c += int64(f.elems[k].Cost)
+	}
+	return int(min(c, math.MaxInt32))
+}
+
+// CallElems returns the elements of call c, in order.
+func (f *Firing) CallElems(c int) []int { return f.calls[c].elems }
+
+// CallProb returns the policy's rejection probability when it decided to
+// send call c.
+func (f *Firing) CallProb(c int) float64 { return f.calls[c].prob }
+
+// Attempts returns the attempts made so far: elements sent or rejected.
+func (f *Firing) Attempts() int { return f.attempts }
+
+// Throttled reports whether an attempt of the firing was throttled.
+func (f *Firing) Throttled() bool { return f.throttled }
+
+// Requeue returns the elements to try again on a later firing (see
+// Elem's NotBefore), and Rest those the firing did not decide on; both go
+// back to the head of the queue, Requeue first.
+func (f *Firing) Requeue() []int { return f.requeue }
+
+// Rest returns the elements the firing left undecided (see Requeue).
+func (f *Firing) Rest() []int { return f.rest }
+
+// Held returns the slot of the quota the firing claimed and did not use,
+// for the driver to give back when the firing ends.
+func (f *Firing) Held() (Permit, bool) { return f.slot, f.slot.OK && f.slot.Paid }
+
+// laterOf returns the later of a and b.
+func laterOf(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,332 @@
+package throttle
+
+import (
+	"context"
+	"time"
+
+	"github.com/beamthrottle/beamthrottle/clientcall"
+	"github.com/beamthrottle/beamthrottle/internal/firing"
+	"github.com/beamthrottle/beamthrottle/internal/interrupt"
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
+)
+
+// firing is one firing of a group's timer, as the DoFn drives it: the rule
+// of the firing is package firing's core; this side makes the calls, waits
+// on the wall clock and routes the elements to the outputs.
+//
+// The throttle's clock is the timer's firing time (or the wall clock, if
+// the timer fired late) plus the wall time spent in the firing, so that it
+// follows the runner's processing-time clock (real or, under a test clock,
+// synthetic).
+//
+// ProcessElement uses a firing too, to shed what a full buffer cannot take.
+type driver struct {
+	fn    *throttleFn
+	ctx   context.Context
+	key   string
+	fire  time.Time        // the timer's time
+	wall  time.Time        // the wall clock when the firing began
+	clock func() time.Time // the wall clock: time.Now, fixed in tests
+	out   emitters
+
+	t       tally
+	core    *firing.Firing // the rule of the firing, made by begin
+	requeue []item         // elements to try again on a later firing (429s, retries)
+	rest    []item         // elements the policy postponed, not tried in this firing
+}
+
+// newFiring starts a firing of group key for the timer time fire.
+func (f *throttleFn) newFiring(ctx context.Context, key string, fire time.Time, out emitters) *driver {
+	return &driver{fn: f, ctx: ctx, key: key, fire: fire, wall: time.Now(), clock: time.Now, out: out}
+}
+
+func (fr *driver) now() time.Time { return fr.start().Add(fr.clock().Sub(fr.wall)) }
+
+// start is the throttle's clock when the firing began: the timer's time, or
+// the wall clock if the timer fired late. Groups that share a policy
+// (ScopeWorker) then agree on the time however late their timers fire;
+// under a synthetic clock that runs ahead of the wall clock, the timer's.
+func (fr *driver) start() time.Time {
+	if fr.wall.After(fr.fire) {
+		return fr.wall
+	}
+	return fr.fire
+}
+
+// begin makes the firing's core from the DoFn's configuration.
+func (fr *driver) begin() *firing.Firing {
+	if fr.core != nil {
+		return fr.core
+	}
+	f := fr.fn
+	env := firing.Env{Policy: costPolicy{f.policy}, Progress: progressOf{f.progress}}
+	if f.pool != nil {
+		env.Quota = &poolQuota{pool: f.pool, ctx: fr.ctx, retry: f.BatchInterval}
+	}
+	fr.core = firing.New(f.coreConfig(), env, fr.fire, fr.start())
+	return fr.core
+}
+
+// coreConfig is the configuration of the firings' core.
+func (f *throttleFn) coreConfig() firing.Config {
+	strategy := map[Strategy]firing.Strategy{Drop: firing.Drop, Retry: firing.Retry, Postpone: firing.Postpone}[f.Strategy]
+	return firing.Config{
+		BatchInterval: f.BatchInterval, Wait: f.BatchInterval, CallsInFlight: f.CallsInFlight,
+		ItemsPerCall: f.ItemsPerCall, BytesPerCall: f.BytesPerCall, CostPerCall: f.CostPerCall,
+		MaxWait: f.MaxWait, MaxStall: f.MaxStall,
+		Strategy: strategy, MaxAttempts: f.MaxAttempts, MaxAge: f.MaxAge,
+	}
+}
+
+// run works through items, which begin's core has not seen yet, and then
+// through what the core asks: the calls, at most CallsInFlight at once, each
+// in a goroutine of its own within the call timeout (a call that outlives
+// it is abandoned with its goroutine, and answered with a TimeoutError);
+// the waits, on the wall clock, woken early by an answer; the routes.
+// Afterwards requeue and rest hold what goes back to the queue.
+func (fr *driver) run(items []item) {
+	core := fr.begin()
+	now := fr.now()
+	for i := range items {
+		core.Add(now, elemOf(&items[i]))
+	}
+	fr.drive(items)
+}
+
+// call is a call under way.
+type call struct {
+	n       int       // the core's number
+	items   []item    // its elements
+	timeout time.Time // by the wall clock (time.Now, never a test's clock)
+	res     callResult
+	done    bool
+}
+
+// answer is what came back of call n.
+type answer struct {
+	n   int
+	res callResult
+}
+
+// drive carries out the core's steps until it is done; items are the
+// core's elements, by index.
+func (fr *driver) drive(items []item) {
+	f, core := fr.fn, fr.core
+	answers := make(chan answer, max(f.CallsInFlight, 1))
+	over := make(chan struct{})
+	defer close(over)
+	var calls []*call
+	pending := 0 // calls[pending:] may be under way; those before are answered
+	for {
+		if interrupted() {
+			core.Interrupt()
+		}
+		now := fr.now()
+		s := core.Next(now)
+		switch s.Action {
+		case firing.Done:
+			fr.end(items)
+			return
+		case firing.Call:
+			c := &call{n: s.Call, items: callItems(items, s.Elems), timeout: time.Now().Add(f.CallTimeout)}
+			calls = append(calls, c)
+			fr.t.calls++
+			fr.t.cost += int64(s.Cost)
+			go fr.invoke(c.n, c.items, answers, over)
+		case firing.Route:
+			fr.routed(now, items, s, calls)
+		case firing.Wait:
+			for pending < len(calls) && calls[pending].done {
+				pending++
+			}
+			fr.wait(s, items, calls[pending:], answers)
+		}
+	}
+}
+
+// callItems returns the items of a call.
+func callItems(items []item, elems []int) []item {
+	if len(elems) == 1 {
+		return items[elems[0] : elems[0]+1]
+	}
+	out := make([]item, len(elems))
+	for i, k := range elems {
+		out[i] = items[k]
+	}
+	return out
+}
+
+// invoke makes call n of items within the call timeout and sends its
+// answer, unless the firing is over.
+func (fr *driver) invoke(n int, items []item, answers chan<- answer, over <-chan struct{}) {
+	ctx, cancel := context.WithTimeout(fr.ctx, fr.fn.CallTimeout)
+	defer cancel()
+	start := time.Now()
+	res := fr.fn.invoker.invoke(ctx, items)
+	res.latency = time.Since(start)
+	select {
+	case answers <- answer{n: n, res: res}:
+	case <-over:
+	}
+}
+
+// wait waits as s says, for at most until its time: until an answer comes
+// (taken), a call under way outlives its timeout (answered with a
+// TimeoutError), or the pipeline is interrupted.
+func (fr *driver) wait(s firing.Step, items []item, under []*call, answers <-chan answer) {
+	var d time.Duration = -1 // no timer
+	if !s.Until.IsZero() {
+		d = max(s.Until.Sub(fr.now()), 0)
+	}
+	var first *call // the call under way whose timeout comes first
+	for _, c := range under {
+		if !c.done {
+			first = c
+			break
+		}
+	}
+	if first != nil {
+		if t := max(time.Until(first.timeout), 0); d < 0 || t < d {
+			d = t
+		}
+	}
+	var timer <-chan time.Time
+	if d >= 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case a := <-answers:
+		fr.answered(items, under, a.n, a.res)
+	case <-timer:
+		if first != nil && !time.Now().Before(first.timeout) {
+			fr.answered(items, under, first.n, callResult{
+				err: &TimeoutError{Timeout: fr.fn.CallTimeout}, latency: fr.fn.CallTimeout,
+			})
+		}
+	case <-interrupt.Done():
+	}
+}
+
+// answered gives the core the answer res to call n, unless it was
+// answered already (a call abandoned at its timeout, answered late).
+func (fr *driver) answered(items []item, under []*call, n int, res callResult) {
+	var c *call
+	for _, u := range under {
+		if u.n == n {
+			c = u
+		}
+	}
+	if c == nil || c.done {
+		return
+	}
+	c.done, c.res = true, res
+	latencyMs.Update(fr.ctx, res.latency.Milliseconds())
+	results := make([]firing.Result, len(c.items))
+	elems := fr.core.CallElems(n)
+	for k := range c.items {
+		_, err := res.of(k)
+		switch fr.fn.classify(err) {
+		case clientcall.Success:
+			results[k] = firing.Result{Class: firing.Accepted}
+			continue
+		case clientcall.Throttled:
+			ra, _ := clientcall.RetryAfter(err)
+			results[k] = firing.Result{Class: firing.Throttled, RetryAfter: ra}
+		default:
+			results[k] = firing.Result{Class: firing.Failed}
+			if clientcall.Unreachable(err) {
+				results[k].Class = firing.Unreachable
+			}
+		}
+		// The failure is kept with the element: it is its record if it
+		// later runs out of waiting.
+		items[elems[k]].Last = fr.failureOf(err, fr.core.CallProb(n))
+	}
+	fr.core.Answered(fr.now(), n, results)
+}
+
+// end ends the firing: requeue and rest take what goes back to the queue.
+func (fr *driver) end(items []item) {
+	core := fr.core
+	for _, k := range core.Requeue() {
+		it := items[k]
+		syncItem(&it, core.Elem(k))
+		fr.requeue = append(fr.requeue, it)
+	}
+	for _, k := range core.Rest() {
+		it := items[k]
+		syncItem(&it, core.Elem(k))
+		fr.rest = append(fr.rest, it)
+	}
+	fr.t.requests += int64(core.Attempts())
+	fr.t.retries += int64(len(fr.requeue))
+	fr.t.throttled = fr.t.throttled || core.Throttled()
+}
+
+// costPolicy is an adaptive.Policy as the core asks it: with the cost of
+// each call, and the budget of the time ahead (-1 without one).
+type costPolicy struct{ adaptive.Policy }
+
+func (p costPolicy) Decide(now time.Time, inFlight, cost int) adaptive.Decision {
+	return adaptive.DecideCost(p.Policy, now, inFlight, cost)
+}
+
+func (p costPolicy) Budget(now, until time.Time) int {
+	if b, ok := p.Policy.(adaptive.Budgeter); ok {
+		return b.Budget(now, until)
+	}
+	return -1
+}
+
+// progressOf is the transform's progress mark as the core reads it.
+type progressOf struct{ m *progressMark }
+
+func (p progressOf) Last() time.Time {
+	if ns := p.m.last(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
+}
+
+func (p progressOf) Progressed(at time.Time) { p.m.progressed(at) }
+
+// poolQuota is the worker's permit pool as the core asks it.
+type poolQuota struct {
+	pool  *permitPool
+	ctx   context.Context
+	retry time.Duration // when to ask again while the service is down and failing closed
+}
+
+func (q *poolQuota) Permit(now time.Time, cost, want int) firing.Permit {
+	p := q.pool.permit(q.ctx, now, cost, want, q.retry)
+	return firing.Permit{OK: p.ok, Paid: p.paid, At: p.slot.at, RetryAt: p.retryAt, Token: p}
+}
+
+func (q *poolQuota) Settle(p firing.Permit, sent bool) {
+	q.pool.settle(q.ctx, p.Token.(permission), sent)
+}
+
+func (q *poolQuota) Missed(p firing.Permit) { q.pool.missed(p.Token.(permission)) }
+
+func (q *poolQuota) Slots(d time.Duration) (int, time.Duration, bool) {
+	if q.pool.r == nil {
+		return 0, 0, false
+	}
+	return q.pool.slotsWithin(d), q.pool.slots.tolerance(), true
+}
+
+func (q *poolQuota) WindowEnd(now time.Time) time.Time { return q.pool.windowEnd(now) }
+
+// held returns the slot the firing claimed and did not use, for the pool
+// to take back when the firing ends.
+func (fr *driver) held() permission {
+	if fr.core == nil {
+		return permission{}
+	}
+	if p, ok := fr.core.Held(); ok {
+		return p.Token.(permission)
+	}
+	return permission{}
+}

@@ -1,0 +1,260 @@
+package throttle
+
+import (
+	"context"
+	"hash/fnv"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+)
+
+// queueMeta is the bookkeeping of a group's queue: batches are stored
+// under sequence numbers [Head, Tail) (with holes where batches were taken
+// from the middle), Size elements in all, and Armed is the firing time (unix
+// nanos) of the pending timer, 0 if none.
+type queueMeta struct {
+	Head, Tail int64
+	Size       int64
+	Armed      int64
+	// Skew is the throttle's clock minus the wall clock at the last firing
+	// (nanos): the runner's processing time may run ahead of the wall
+	// clock (a synthetic clock in tests). Elements joining the queue are
+	// stamped with the wall clock plus Skew.
+	Skew int64
+}
+
+// maxScan bounds how many stored batches one firing looks at.
+const maxScan = 256
+
+// ProcessElement adds a batch to the group's queue and arms the timer if it
+// is not armed yet. Elements beyond MaxBuffered are shed: they fail at once
+// as client-throttled, and the strategy decides where they go.
+func (f *throttleFn) ProcessElement(ctx context.Context, sp state.Provider, tp timers.Provider, key string, b batch,
+	emitOK func(beam.Z), emitCT, emitST, emitErr func(Record)) error {
+	meta, _, err := f.Meta.Read(sp)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	fr := f.newFiring(ctx, key, now, f.outputs(emitOK, emitCT, emitST, emitErr))
+	b.Items = fr.shed(now, b.Items, meta.Size)
+	if interrupted() {
+		for _, it := range b.Items {
+			fr.interrupt(now, it)
+		}
+		b.Items = nil
+	}
+	f.report(ctx, &fr.t, true)
+	if len(b.Items) == 0 {
+		return nil
+	}
+	since := now.UnixNano() + meta.Skew
+	for i := range b.Items {
+		b.Items[i].Since = since
+	}
+	if err := f.Queue.Put(sp, meta.Tail, b); err != nil {
+		return err
+	}
+	meta.Tail++
+	meta.Size += int64(len(b.Items))
+	bufferedCounter.Inc(ctx, int64(len(b.Items)))
+	if meta.Armed == 0 {
+		fire := now.Add(f.BatchInterval)
+		f.Flush.Set(tp, fire)
+		meta.Armed = fire.UnixNano()
+	}
+	return f.Meta.Write(sp, meta)
+}
+
+// take removes up to n elements that are eligible at fireNs from the head
+// of the queue, oldest first, leaving the others in place.
+func (f *throttleFn) take(sp state.Provider, meta *queueMeta, n int, fireNs int64) ([]item, error) {
+	var work []item
+	scanned := 0
+	for k := meta.Head; k < meta.Tail && len(work) < n && scanned < maxScan; k++ {
+		scanned++
+		b, ok, err := f.Queue.Get(sp, k)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			if k == meta.Head {
+				meta.Head++
+			}
+			continue
+		}
+		var rest []item
+		work, rest = takeEligible(work, b.Items, n, fireNs)
+		switch {
+		case len(rest) == 0:
+			if err := f.Queue.Remove(sp, k); err != nil {
+				return nil, err
+			}
+			if k == meta.Head {
+				meta.Head++
+			}
+		case len(rest) < len(b.Items):
+			if err := f.Queue.Put(sp, k, batch{Items: rest}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	meta.Size -= int64(len(work))
+	return work, nil
+}
+
+// takeEligible appends to work, in order, the items of from that are
+// eligible at fireNs (NotBefore), until work holds n; it returns work and
+// the items of from it left.
+func takeEligible(work, from []item, n int, fireNs int64) (taken, rest []item) {
+	for i := range from {
+		if len(work) < n && from[i].NotBefore <= fireNs {
+			work = append(work, from[i])
+		} else {
+			rest = append(rest, from[i])
+		}
+	}
+	return work, rest
+}
+
+// putBack stores items at the head of the queue, in order, in batches of at
+// most BatchSize, so that the next firing reads and removes whole batches
+// instead of rewriting one large remainder.
+func (f *throttleFn) putBack(sp state.Provider, meta *queueMeta, items []item) error {
+	size := max(f.BatchSize, 1)
+	for end := len(items); end > 0; end -= size {
+		meta.Head--
+		if err := f.Queue.Put(sp, meta.Head, batch{Items: items[max(end-size, 0):end]}); err != nil {
+			return err
+		}
+	}
+	meta.Size += int64(len(items))
+	return nil
+}
+
+// maxExpireRounds bounds how many times a firing takes from the queue again
+// to replace elements that expired (MaxWait) while they waited.
+const maxExpireRounds = 16
+
+// takeLive takes up to BatchSize eligible elements from the head of the
+// queue into the firing's core, and returns every element it took, in the
+// core's order. Elements that waited longer than MaxWait are routed at
+// once by the core and do not count: takeLive takes more in their place,
+// so a backlog of expired elements does not eat the batches of the live
+// ones behind it.
+func (fr *driver) takeLive(sp state.Provider, meta *queueMeta) ([]item, error) {
+	f, core := fr.fn, fr.begin()
+	var all []item
+	live := 0
+	for range maxExpireRounds {
+		got, err := f.take(sp, meta, f.BatchSize-live, fr.fire.UnixNano())
+		if err != nil || len(got) == 0 {
+			return all, err
+		}
+		now, n := fr.now(), live
+		for i := range got {
+			if _, ok := core.Add(now, elemOf(&got[i])); ok {
+				live++
+			}
+		}
+		all = append(all, got...)
+		if live-n == len(got) || live >= f.BatchSize {
+			break
+		}
+	}
+	return all, nil
+}
+
+// OnTimer runs one firing of the group (see firing).
+func (f *throttleFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key string, _ timers.Context,
+	emitOK func(beam.Z), emitCT, emitST, emitErr func(Record)) error {
+	fr := f.newFiring(ctx, key, ts.ToTime(), f.outputs(emitOK, emitCT, emitST, emitErr))
+	f.progress.started(fr.start())
+	if f.pool != nil {
+		f.pool.begin()
+		defer func() { f.pool.end(ctx, fr.now(), fr.held()) }()
+	}
+	meta, _, err := f.Meta.Read(sp)
+	if err != nil {
+		return err
+	}
+	if interrupted() {
+		if err := fr.drain(sp, &meta); err != nil {
+			return err
+		}
+		meta.Armed = 0
+		if err := f.Meta.Write(sp, meta); err != nil {
+			return err
+		}
+		f.report(ctx, &fr.t, false)
+		return nil
+	}
+	items, err := fr.takeLive(sp, &meta)
+	if err != nil {
+		return err
+	}
+	if !f.shared {
+		saved, _, err := f.PolicyState.Read(sp)
+		if err != nil {
+			return err
+		}
+		if err := f.policy.UnmarshalBinary(saved); err != nil {
+			log.Warnf(ctx, "throttle: group %q: discarding unreadable throttle state: %v", key, err)
+		}
+	}
+	if f.HasSeed {
+		h := fnv.New64a()
+		h.Write([]byte(key))
+		f.src.Seed(f.Seed^h.Sum64(), uint64(fr.fire.UnixNano()))
+	}
+
+	fr.drive(items)
+
+	if !f.shared {
+		b, err := f.policy.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		if err := f.PolicyState.Write(sp, b); err != nil {
+			return err
+		}
+	}
+	// What goes back keeps its place at the head of the queue, oldest
+	// first: it is older than everything behind it. If the pipeline was
+	// interrupted meanwhile, the queue is routed instead.
+	back := append(fr.requeue, fr.rest...)
+	if interrupted() {
+		now := fr.now()
+		for _, it := range back {
+			fr.interrupt(now, it)
+		}
+		back = nil
+		if err := fr.drain(sp, &meta); err != nil {
+			return err
+		}
+	}
+	if len(back) > 0 {
+		if err := f.putBack(sp, &meta, back); err != nil {
+			return err
+		}
+		fr.t.postponed += int64(len(fr.rest))
+	}
+	meta.Armed = 0
+	meta.Skew = fr.start().UnixNano() - fr.wall.UnixNano()
+	if meta.Size > 0 {
+		next := fr.core.Timer(fr.now())
+		f.Flush.Set(tp, next)
+		meta.Armed = next.UnixNano()
+		fr.t.throttled = true
+	} else {
+		meta.Head, meta.Tail = 0, 0
+	}
+	if err := f.Meta.Write(sp, meta); err != nil {
+		return err
+	}
+	f.report(ctx, &fr.t, false)
+	return nil
+}
