@@ -4,7 +4,7 @@
 GO       ?= go
 PKGS     := ./...
 # Pure-Go packages are tested with the race detector; Beam pipeline packages
-# run on Prism without it (the race detector slows Prism ~10x).
+# run on Prism without it (the race detector slows Prism too much).
 RACE_PKGS := ./transforms/adaptive/... ./clientcall/... ./testserver/... ./cmd/quotaserver/...
 BENCHTIME ?= 1s
 
@@ -19,22 +19,21 @@ build:
 test-deps:
 	./scripts/install-test-deps
 
-# The main run builds as the Flex Template's static binary does
-# (CGO_ENABLED=0, -trimpath: see template-binary), so the tests that build
-# binaries (the templates test, the kill test) reuse the packages compiled
-# for the tests instead of compiling everything a second time on a cold
-# cache. Both go through the environment so that those inner builds get them.
+# The test suite: the pure-Go packages with the race detector, then every
+# package built as the Flex Template's static binary is (CGO_ENABLED=0,
+# -trimpath, through the environment), so that the tests that build binaries
+# reuse the packages already compiled for the tests.
 test: test-deps
 	$(GO) test -race -count=1 $(RACE_PKGS)
 	CGO_ENABLED=0 GOFLAGS="$$($(GO) env GOFLAGS) -trimpath" $(GO) test -count=1 $(PKGS)
 
-# Everything measured: Go benchmarks, the simulator and its seed sweep, and the real-time runs.
+# Every benchmark: Go benchmarks, the simulator and its seed sweep, and the real-time runs.
 bench: gobench sim simsweep livebench quotabench
 
 gobench:
 	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) $(PKGS)
 
-# Real-time runs of both throttle modes against the quota server (about 10 minutes):
+# Real-time runs of both throttle modes against the quota server:
 # docs/live/results.md. LIVE_SCENARIOS=gcra-600 (comma-separated names) runs only those
 # and rewrites the page with the other rows kept; LIVE_DURATION is how long the
 # streaming runs' source emits.
@@ -43,7 +42,7 @@ LIVE_SCENARIOS ?=
 livebench:
 	$(GO) run ./cmd/livebench -duration $(LIVE_DURATION) -scenarios '$(LIVE_SCENARIOS)' -out docs/live
 
-# The shared quota for real (about 25 minutes): three beamthrottle
+# The shared quota for real: three beamthrottle
 # processes share one quota in Redis or Envoy's rate-limit service, beside the
 # adaptive throttle alone, with a competitor, and with the quota's service
 # killed or slow, against a token bucket; then against a strict limiter (a
@@ -54,9 +53,8 @@ QUOTA_SCENARIOS ?=
 quotabench:
 	$(GO) run ./cmd/quotabench -out docs/quota -scenarios '$(QUOTA_SCENARIOS)'
 
-# 1,000,000 elements through the pipeline, streamed at LOAD_RATE per second (about 7 minutes; peak RSS under
-# 500 MB); LOAD_RATE=0 is the bounded run as fast as it goes (memory grows with the input). The report is
-# appended to docs/load/results.md.
+# 1,000,000 elements through the pipeline, streamed at LOAD_RATE per second; LOAD_RATE=0 is the bounded
+# run as fast as it goes (memory grows with the input). The report is appended to docs/load/results.md.
 LOAD_RATE ?= 2500
 load:
 	$(GO) run ./cmd/loadtest -mode load -elements 1000000 -load_rate $(LOAD_RATE)
@@ -106,7 +104,7 @@ vuln:
 	$(GO) tool govulncheck ./...
 
 # The demo. The build is a step of its own so that a first run, which downloads
-# the modules and compiles Beam (minutes), says what it is doing.
+# the modules and compiles Beam, says what it is doing.
 LOCAL_BIN := bin/local/beamthrottle
 run:
 	@echo "building $(LOCAL_BIN) (the first time: a few minutes, for module downloads and compilation)..."

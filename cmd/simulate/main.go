@@ -10,7 +10,7 @@
 //	go run ./cmd/simulate -out docs/sim
 //	go run ./cmd/simulate -sweep 20 -out docs/sim
 //
-// A run with one seed is deterministic and takes about 20 s on two cores.
+// A run with one seed is deterministic.
 package main
 
 import (

@@ -33,10 +33,9 @@ var rateLimitBuild struct {
 // are gone from the otelgrpc version Beam needs). The binary is kept in
 // $XDG_CACHE_HOME/beamthrottle (os.UserCacheDir), under a name that hashes
 // that go.mod and go.sum, the Go version and the platform, so it is built
-// once per machine and version: the first build takes about half a minute
-// (35 MB, CGO_ENABLED=0), later runs reuse it. A file lock keeps test
-// processes running in parallel from building it twice. Delete the directory
-// to force a rebuild.
+// once per machine and version (with CGO_ENABLED=0) and later runs reuse
+// it. A file lock keeps test processes running in parallel from building it
+// twice. Delete the directory to force a rebuild.
 func RateLimitBinary() (path string, took time.Duration, err error) {
 	b := &rateLimitBuild
 	b.once.Do(func() { b.path, b.took, b.err = buildRateLimit() })

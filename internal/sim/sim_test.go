@@ -571,8 +571,8 @@ var knownMisses = map[string]bool{
 	"gcra-ra/competitor/1":            true, // see TestStrictCompetitorNeedsExactRate
 	"gcra-ra/competitor/8":            true,
 	"gcra-ra/competitor/32":           true,
-	"fixed-60s/8":                     true, // fairness 0.83
-	"fixed-5s/40ms×8/bounded-3000/8":  true, // waste 5.4 %
+	"fixed-60s/8":                     true, // fairness
+	"fixed-5s/40ms×8/bounded-3000/8":  true, // waste
 	"fixed-5s/40ms×8/bounded-3000/32": true,
 }
 

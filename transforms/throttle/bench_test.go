@@ -176,7 +176,8 @@ func BenchmarkBatching(b *testing.B) {
 // WithCost charging each element its tokens, beside the same run counting
 // one unit per element. It reports the tokens refused (waste, % of those
 // sent) and the tokens accepted per second over the seconds the server was
-// busy (utilisation, % of the quota). Real time: about 30 s a run.
+// busy (utilisation, % of the quota). It runs in real time, as the quota
+// server counts the quota on the wall clock.
 func BenchmarkTokensPerMinute(b *testing.B) {
 	const n, perSecond = 600, 1000
 	for _, tc := range []struct {

@@ -99,9 +99,9 @@ func ParseScope(s string) (Scope, error) {
 const (
 	DefaultGroups = 1
 	// DefaultMode is the pacer: it postpones what it cannot send now and
-	// holds up on every backend of the simulator (docs/sim/results.md),
-	// where the SRE throttle wastes 30–60 % of its calls. ModeSRE is the
-	// original tool's behaviour.
+	// holds up on every backend of the simulator, where the SRE throttle
+	// wastes a large share of its calls (docs/sim/results.md). ModeSRE is
+	// the original tool's behaviour.
 	DefaultMode          = adaptive.ModePaced
 	DefaultBatchSize     = 100
 	DefaultBatchInterval = time.Second

@@ -54,10 +54,10 @@ func (f *slowCount) ProcessElement(_ context.Context, sp state.Provider, k strin
 //
 // Without the experiment this fails on Beam v2.77: Prism splits the
 // stalled bundle in the middle of a key's elements, runs the residual at
-// once in a second bundle that reads the key's count as it was, and the
-// largest count of that key comes out near 350 instead of 600. That is how
-// Adaptive lost two buffered batches (1,000 elements) in one of ten
-// 1,000,000-element load runs.
+// once in a second bundle that reads the key's count as it was, and that
+// key's count comes out short of its number of elements. That is how
+// Adaptive lost buffered batches in a load run (docs/load/results.md,
+// docs/upstream/prism-split-releases-keys.md).
 func TestPrismKeyExclusive(t *testing.T) {
 	if *runners.Runner != "" && *runners.Runner != "prism" {
 		t.Skipf("runs on Prism only, not %q", *runners.Runner)
