@@ -252,7 +252,7 @@ func (s Settings) quotaRate(sc Scenario) float64 {
 }
 
 // rateFlag writes perSecond permits a second as --quota_rate reads it
-// (adaptive.ParseRate): "9/s", else per minute ("570/m" for 9.5), else
+// (throttle.QuotaConfig.Rate): "9/s", else per minute ("570/m" for 9.5), else
 // per hour, rounded.
 func rateFlag(perSecond float64) string {
 	for _, u := range []struct {

@@ -37,13 +37,6 @@
 // everything is as it was without costs; a cost of 0 is a free request,
 // and a negative one counts as 0. [Budgeter.Budget] is in cost units too.
 //
-// A quota of known rate is either a [Quota], which grants counts of
-// permits, or a [Reserver], which hands out time slots so that all its
-// clients together send one evenly spaced stream. [Slots] is a Reserver
-// kept in memory, for the callers of one process; package sharedquota keeps
-// both kinds in Redis, shared by every worker and job, and a Quota in
-// Envoy's rate-limit service.
-//
 // [Shared] lets the groups of a worker use one Policy together, and
 // [Limiter] wraps one with a mutex and the wall clock for ordinary
 // concurrent Go code.

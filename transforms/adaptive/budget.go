@@ -7,8 +7,8 @@ import (
 
 // Budgeter is implemented by policies that can tell how much they would let
 // through over a span of time, for a caller that takes permits from a
-// shared quota ahead of its requests (see [Quota]): asking for more than
-// that holds permits back from other clients.
+// shared quota ahead of its requests: asking for more than that holds
+// permits back from other clients.
 type Budgeter interface {
 	// Budget returns how much cost the policy would let through from now
 	// until until if asked at every chance, as it stands at now: at least

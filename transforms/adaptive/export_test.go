@@ -10,10 +10,3 @@ func Started(t *Throttler) bool { return t.started }
 
 // WindowStart is the start of t's FixedReset window, in Unix nanoseconds.
 func WindowStart(t *Throttler) int64 { return t.start }
-
-// SlotsKeys is the number of keys s holds a TAT for.
-func SlotsKeys(s *Slots) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.tat)
-}

@@ -12,8 +12,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 
-	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
-	"github.com/beamthrottle/beamthrottle/transforms/adaptive/sharedquota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota/sharedquota"
 )
 
 // QuotaBackend names the service that keeps a shared quota.
@@ -30,8 +30,8 @@ const (
 	// holds the limit for QuotaConfig.Domain and Descriptors.
 	EnvoyQuota QuotaBackend = "envoy"
 	// LocalQuota: a known rate, QuotaConfig.Rate, kept in the worker's
-	// memory (adaptive.Slots) for the groups of the transform on that
-	// worker: no service, nothing shared with other workers or jobs.
+	// memory for the groups of the transform on that worker: no service,
+	// nothing shared with other workers or jobs.
 	LocalQuota QuotaBackend = "local"
 )
 
@@ -39,14 +39,13 @@ const (
 // uses the same service and key (see WithQuota). Its fields are plain values,
 // serialised into the DoFn; each worker connects in Setup.
 //
-// Redis without a Burst above 1, and LocalQuota, hand out time slots
-// (adaptive.Reserver): every call is sent on a slot of its own, the slots of
-// all workers together spaced evenly at Rate, so that a strict limiter (a
-// GCRA with no burst, as API gateways are commonly configured) sees no two
-// calls closer than it allows. Redis with a Burst above 1, and Envoy, grant
-// counts of permits (adaptive.Quota), which each worker spends as its
-// adaptive throttle paces it: for APIs that allow bursts or count in
-// windows.
+// Redis without a Burst above 1, and LocalQuota, hand out time slots:
+// every call is sent on a slot of its own, the slots of all workers
+// together spaced evenly at Rate, so that a strict limiter (a GCRA with no
+// burst, as API gateways are commonly configured) sees no two calls closer
+// than it allows. Redis with a Burst above 1, and Envoy, grant counts of
+// permits, which each worker spends as its adaptive throttle paces it: for
+// APIs that allow bursts or count in windows.
 type QuotaConfig struct {
 	// Backend is the service; "" means NoQuota.
 	Backend QuotaBackend
@@ -57,8 +56,9 @@ type QuotaConfig struct {
 	// Redis it is the key of the GCRA; for Envoy it is the value of the
 	// descriptor's last entry, "key" (see Descriptors). Required.
 	Key string
-	// Rate is the quota of Redis or LocalQuota, such as "600/m"
-	// (adaptive.ParseRate), in cost units.
+	// Rate is the quota of Redis or LocalQuota, in cost units, written
+	// N/unit with unit s, m, h or a Go duration: "600/m", "10/s",
+	// "36000/h", "5/2s".
 	Rate string
 	// Burst, for Redis, above 1, makes the quota a token bucket holding
 	// that many permits, granted as counts; 0 or 1 means time slots with
@@ -67,8 +67,7 @@ type QuotaConfig struct {
 	// Domain is the Envoy domain of the limits.
 	Domain string
 	// Descriptors are the Envoy descriptor's entries before the key, as
-	// "k=v,k2=v2" (sharedquota.ParseEntries); empty means only the key
-	// entry.
+	// "k=v,k2=v2"; empty means only the key entry.
 	Descriptors string
 	// FailOpen: when the service does not answer within Timeout, send
 	// anyway, limited by the adaptive throttle alone. Otherwise (fail
@@ -104,7 +103,7 @@ func (c QuotaConfig) Validate() error {
 	case "", NoQuota:
 		return nil
 	case LocalQuota:
-		if _, err := adaptive.ParseRate(c.Rate); err != nil {
+		if _, err := quota.ParseRate(c.Rate); err != nil {
 			bad("Rate", err)
 		}
 		if c.Addr != "" {
@@ -112,7 +111,7 @@ func (c QuotaConfig) Validate() error {
 		}
 		return errors.Join(errs...)
 	case RedisQuota:
-		if _, err := adaptive.ParseRate(c.Rate); err != nil {
+		if _, err := quota.ParseRate(c.Rate); err != nil {
 			bad("Rate", err)
 		}
 		if c.Burst < 0 {
@@ -156,7 +155,7 @@ func (c QuotaConfig) knownRate() float64 {
 	if !c.slotted() {
 		return 0
 	}
-	r, err := adaptive.ParseRate(c.Rate)
+	r, err := quota.ParseRate(c.Rate)
 	if err != nil {
 		return 0
 	}
@@ -164,21 +163,21 @@ func (c QuotaConfig) knownRate() float64 {
 }
 
 // newQuota connects to the service of c. A quota that hands out time
-// slots (slotted) is an adaptive.Reserver as well.
-func (c QuotaConfig) newQuota() (adaptive.Quota, error) {
+// slots (slotted) is a quota.Reserver as well.
+func (c QuotaConfig) newQuota() (quota.Quota, error) {
 	switch c.Backend {
 	case LocalQuota:
-		r, err := adaptive.ParseRate(c.Rate)
+		r, err := quota.ParseRate(c.Rate)
 		if err != nil {
 			return nil, err
 		}
-		s, err := adaptive.NewSlots(adaptive.SlotsConfig{Rate: r})
+		s, err := quota.NewSlots(quota.SlotsConfig{Rate: r})
 		if err != nil {
 			return nil, err
 		}
 		return localQuota{s}, nil
 	case RedisQuota:
-		r, err := adaptive.ParseRate(c.Rate)
+		r, err := quota.ParseRate(c.Rate)
 		if err != nil {
 			return nil, err
 		}
@@ -197,15 +196,15 @@ func (c QuotaConfig) newQuota() (adaptive.Quota, error) {
 		}
 		return sharedquota.NewEnvoy(sharedquota.EnvoyConfig{Addr: c.Addr, Domain: c.Domain, Entries: es, KeyEntry: quotaKeyEntry})
 	}
-	return adaptive.NoQuota{}, nil
+	return quota.NoQuota{}, nil
 }
 
 // localQuota is the LocalQuota backend: Slots, and a Take that permit
 // pools never call (they reserve slots).
-type localQuota struct{ *adaptive.Slots }
+type localQuota struct{ *quota.Slots }
 
-func (localQuota) Take(context.Context, string, int, time.Time) (adaptive.Grant, error) {
-	return adaptive.Grant{}, errors.New("throttle: the local quota hands out slots, not counts")
+func (localQuota) Take(context.Context, string, int, time.Time) (quota.Grant, error) {
+	return quota.Grant{}, errors.New("throttle: the local quota hands out slots, not counts")
 }
 
 // WithQuota makes every group, on every worker, take permits from a quota
@@ -277,7 +276,7 @@ func (t quotaTally) report(ctx context.Context) {
 // that needs a permit takes one from the pool, and asks the quota for a
 // batch when the pool is empty. Permits left over by one firing are spent by
 // the next, of any group, so none is lost; except with a quota counted in
-// fixed windows (adaptive.Windowed), whose permits lapse at the end of their
+// fixed windows (quota.Windowed), whose permits lapse at the end of their
 // window.
 //
 // The pool never holds its lock during a round trip to the service, and
@@ -293,10 +292,10 @@ func (t quotaTally) report(ctx context.Context) {
 // concurrent use.
 type permitPool struct {
 	cfg     QuotaConfig
-	q       adaptive.Quota
-	r       adaptive.Reserver // q, if the quota hands out time slots; else nil
-	spacing time.Duration     // with r: the time between the quota's slots
-	clock   func() time.Time  // the wall clock of the back-off; nil means time.Now
+	q       quota.Quota
+	r       quota.Reserver   // q, if the quota hands out time slots; else nil
+	spacing time.Duration    // with r: the time between the quota's slots
+	clock   func() time.Time // the wall clock of the back-off; nil means time.Now
 
 	probes sync.WaitGroup // probes under way
 
@@ -444,8 +443,8 @@ func (p *permitPool) probe(ctx context.Context, ask int, now time.Time, retry ti
 // grant is what one round trip to the service brought: a count of
 // permits, or, with a quota of time slots, the slots of res.
 type grant struct {
-	adaptive.Grant
-	res adaptive.Reservation
+	quota.Grant
+	res quota.Reservation
 }
 
 // take makes one round trip to the service, bounded by the timeout: Take
@@ -455,7 +454,7 @@ func (p *permitPool) take(ctx context.Context, n int, now time.Time) (grant, err
 	defer cancel()
 	if p.r != nil {
 		res, err := p.r.Reserve(ctx, p.cfg.Key, n, now)
-		return grant{Grant: adaptive.Grant{Granted: res.Granted, RetryAt: res.RetryAt}, res: res}, err
+		return grant{Grant: quota.Grant{Granted: res.Granted, RetryAt: res.RetryAt}, res: res}, err
 	}
 	g, err := p.q.Take(ctx, p.cfg.Key, n, now)
 	return grant{Grant: g}, err
@@ -504,7 +503,7 @@ func (p *permitPool) record(now time.Time, ask int, retry time.Duration, g grant
 // windowEnd returns when permits granted at now lapse, or the zero Time if
 // they do not (or it is not known yet).
 func (p *permitPool) windowEnd(now time.Time) time.Time {
-	if w, ok := p.q.(adaptive.Windowed); ok {
+	if w, ok := p.q.(quota.Windowed); ok {
 		return w.WindowEnd(p.cfg.Key, now)
 	}
 	return time.Time{}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
 	"github.com/beamthrottle/beamthrottle/internal/services"
-	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
 )
 
 func init() {
@@ -269,11 +269,11 @@ func TestPermitCosts(t *testing.T) {
 
 // countedQuota counts the round trips a permit pool makes to a real quota.
 type countedQuota struct {
-	adaptive.Quota
+	quota.Quota
 	takes atomic.Int64
 }
 
-func (c *countedQuota) Take(ctx context.Context, key string, n int, now time.Time) (adaptive.Grant, error) {
+func (c *countedQuota) Take(ctx context.Context, key string, n int, now time.Time) (quota.Grant, error) {
 	c.takes.Add(1)
 	return c.Quota.Take(ctx, key, n, now)
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"time"
 
-	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
 )
 
-// Sending on the shared quota's time slots (a quota that is an
-// adaptive.Reserver: Redis without a burst, or the local known rate).
+// Sending on the shared quota's time slots (a quota that is a
+// quota.Reserver: Redis without a burst, or the local known rate).
 const (
 	// minTolerance and maxTolerance bound how late a call may still be
 	// sent on its slot (see tolerance).
@@ -55,7 +55,7 @@ type claim struct {
 // slotRun is the unclaimed part of a reservation: left units whose slots
 // start at next, spacing apart.
 type slotRun struct {
-	res  adaptive.Reservation // as granted, or as extended by the contiguous reservations after it
+	res  quota.Reservation // as granted, or as extended by the contiguous reservations after it
 	next time.Time
 	left int
 }
@@ -78,7 +78,7 @@ type slotLedger struct {
 // add records a reservation's slots. A reservation that starts where the
 // last one ended on the quota's clock (nobody reserved in between) extends
 // it, so that a call may take slots from both.
-func (l *slotLedger) add(res adaptive.Reservation) {
+func (l *slotLedger) add(res quota.Reservation) {
 	if res.Granted <= 0 {
 		return
 	}
@@ -236,13 +236,13 @@ func (p *permitPool) reserveAhead(ctx context.Context, now time.Time, n int, ret
 
 // newPermitPool returns the permit pool of a transform on a worker for the
 // quota q of cfg.
-func newPermitPool(cfg QuotaConfig, q adaptive.Quota) *permitPool {
+func newPermitPool(cfg QuotaConfig, q quota.Quota) *permitPool {
 	p := &permitPool{cfg: cfg, q: q}
-	if r, ok := q.(adaptive.Reserver); ok && cfg.slotted() {
+	if r, ok := q.(quota.Reserver); ok && cfg.slotted() {
 		p.r = r
-		if rate, err := adaptive.ParseRate(cfg.Rate); err == nil {
+		if rate, err := quota.ParseRate(cfg.Rate); err == nil {
 			p.spacing = max(rate.Per/time.Duration(rate.N), 1)
-			p.slots.capacity = int((adaptive.DefaultHorizon-adaptive.DefaultLead)/p.spacing) + 1
+			p.slots.capacity = int((quota.DefaultHorizon-quota.DefaultLead)/p.spacing) + 1
 			p.slots.late = tolerance(p.spacing)
 		}
 	}

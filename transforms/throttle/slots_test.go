@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
 )
 
 var slotT0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -14,19 +14,19 @@ func ms(n int) time.Time { return slotT0.Add(time.Duration(n) * time.Millisecond
 
 // res is a reservation of granted slots 100 ms apart from first (ms),
 // ending at its stamp on a quota clock that is the caller's.
-func res(first, granted int) adaptive.Reservation {
-	r := adaptive.Reservation{First: ms(first), Spacing: 100 * time.Millisecond, Granted: granted}
+func res(first, granted int) quota.Reservation {
+	r := quota.Reservation{First: ms(first), Spacing: 100 * time.Millisecond, Granted: granted}
 	r.Stamp = r.First.Add(time.Duration(granted) * r.Spacing).UnixNano()
 	return r
 }
 
 func TestSlotLedger(t *testing.T) {
 	type step struct {
-		add     adaptive.Reservation // added first, if Granted > 0
-		back    *claim               // then given back, if set
-		expire  int                  // then expired at this ms, if > 0
-		cost    int                  // then claimed, if > 0
-		want    claim                // the claim's slot
+		add     quota.Reservation // added first, if Granted > 0
+		back    *claim            // then given back, if set
+		expire  int               // then expired at this ms, if > 0
+		cost    int               // then claimed, if > 0
+		want    claim             // the claim's slot
 		ok      bool
 		lapsed  int
 		capping int // capacity

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
 )
 
 // Entry is one key=value entry of a rate-limit descriptor.
@@ -73,7 +73,7 @@ const MaxChunks = 64
 // not say when the limit resets.
 const DefaultRetry = time.Second
 
-// Envoy is a [adaptive.Quota] kept by Envoy's rate-limit service, asked over
+// Envoy is a [quota.Quota] kept by Envoy's rate-limit service, asked over
 // gRPC (RLS v3 ShouldRateLimit) with the domain and the descriptor from the
 // config. The service counts hits in fixed windows of its configured unit
 // (second, minute, hour, day), aligned on the clock.
@@ -95,7 +95,7 @@ const DefaultRetry = time.Second
 // (limit_remaining), both learnt from earlier answers for the same key; and
 // once a window is spent it grants nothing until the window ends
 // (duration_until_reset), without a round trip. The permits of a window
-// lapse at its end: Envoy is an [adaptive.Windowed], and WindowEnd says when.
+// lapse at its end: Envoy is a [quota.Windowed], and WindowEnd says when.
 //
 // A descriptor that matches no limit in the service's configuration is
 // granted in full. Envoy is safe for concurrent use. Create it with
@@ -153,9 +153,9 @@ func NewEnvoy(cfg EnvoyConfig) (*Envoy, error) {
 
 // Take asks the service for n permits for key in at most one round trip; see
 // [Envoy] for how many it asks for and what it grants.
-func (e *Envoy) Take(ctx context.Context, key string, n int, now time.Time) (adaptive.Grant, error) {
+func (e *Envoy) Take(ctx context.Context, key string, n int, now time.Time) (quota.Grant, error) {
 	if n <= 0 {
-		return adaptive.Grant{}, nil
+		return quota.Grant{}, nil
 	}
 	ask := min(n, math.MaxInt32) // hits_addend is a uint32
 	e.mu.Lock()
@@ -166,7 +166,7 @@ func (e *Envoy) Take(ctx context.Context, key string, n int, now time.Time) (ada
 	}
 	if now.Before(w.end) {
 		if w.remaining == 0 {
-			return adaptive.Grant{RetryAt: w.end}, nil
+			return quota.Grant{RetryAt: w.end}, nil
 		}
 		ask = min(ask, w.remaining)
 	}
@@ -175,12 +175,12 @@ func (e *Envoy) Take(ctx context.Context, key string, n int, now time.Time) (ada
 	chunks := ask / size
 	resp, err := e.client.ShouldRateLimit(ctx, e.request(key, chunks, size))
 	if err != nil {
-		return adaptive.Grant{}, wrap(ctx, err, "envoy: taking %d for %q", chunks*size, key)
+		return quota.Grant{}, wrap(ctx, err, "envoy: taking %d for %q", chunks*size, key)
 	}
 	if code := resp.GetOverallCode(); code != rlsv3.RateLimitResponse_OK && code != rlsv3.RateLimitResponse_OVER_LIMIT {
-		return adaptive.Grant{}, fmt.Errorf("sharedquota: envoy: taking %d for %q: overall code %v", chunks*size, key, code)
+		return quota.Grant{}, fmt.Errorf("sharedquota: envoy: taking %d for %q: overall code %v", chunks*size, key, code)
 	}
-	g := adaptive.Grant{Granted: granted(resp.GetStatuses(), size, n)}
+	g := quota.Grant{Granted: granted(resp.GetStatuses(), size, n)}
 	w = e.learn(key, resp, now)
 	if g.Granted < n {
 		switch {

@@ -13,16 +13,16 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/beamthrottle/beamthrottle/internal/services"
-	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
-	"github.com/beamthrottle/beamthrottle/transforms/adaptive/sharedquota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota/sharedquota"
 )
 
 // Redis hands out slots.
-var _ adaptive.Reserver = (*sharedquota.Redis)(nil)
+var _ quota.Reserver = (*sharedquota.Redis)(nil)
 
 // newSlotsRedis returns a Redis quota over the server at addr with its own
 // client, as a worker has, closed when t ends.
-func newSlotsRedis(t *testing.T, addr string, rate adaptive.Rate, lead, horizon time.Duration) *sharedquota.Redis {
+func newSlotsRedis(t *testing.T, addr string, rate quota.Rate, lead, horizon time.Duration) *sharedquota.Redis {
 	t.Helper()
 	q, err := sharedquota.NewRedis(sharedquota.RedisConfig{Addr: addr, Rate: rate, Lead: lead, Horizon: horizon})
 	if err != nil {
@@ -42,7 +42,7 @@ func rawClient(t *testing.T, addr string) *redis.Client {
 
 // serverFirst is where r's first slot starts on the server's clock, in
 // Unix nanoseconds: its Stamp is where it ends.
-func serverFirst(r adaptive.Reservation) int64 {
+func serverFirst(r quota.Reservation) int64 {
 	return r.Stamp - int64(r.Granted)*int64(r.Spacing)
 }
 
@@ -55,7 +55,7 @@ func serverFirst(r adaptive.Reservation) int64 {
 func TestRedisSlotsWorkers(t *testing.T) {
 	r := services.StartRedis(t)
 	const workers, rounds = 3, 40
-	rate := adaptive.Rate{N: 1000, Per: time.Second} // spacing 1 ms
+	rate := quota.Rate{N: 1000, Per: time.Second} // spacing 1 ms
 	lead, horizon := 20*time.Millisecond, 50*time.Millisecond
 	var mu sync.Mutex
 	var used []int64 // server times of the slots used
@@ -115,7 +115,7 @@ func TestRedisSlotsWorkers(t *testing.T) {
 // 6 s long, so that the verdicts do not depend on how fast the calls run.
 func TestRedisSlotsRelease(t *testing.T) {
 	r := services.StartRedis(t)
-	rate := adaptive.Rate{N: 10, Per: time.Minute}
+	rate := quota.Rate{N: 10, Per: time.Minute}
 	const sp = int64(6 * time.Second)
 	type op struct {
 		reserve int // units to reserve, or 0 to release
@@ -126,25 +126,25 @@ func TestRedisSlotsRelease(t *testing.T) {
 	tests := []struct {
 		name string
 		ops  []op
-		next func(rs []adaptive.Reservation) int64 // first slot of a last Reserve(1)
+		next func(rs []quota.Reservation) int64 // first slot of a last Reserve(1)
 	}{
 		{"last", []op{{reserve: 5}, {of: 0, unused: 3, want: 3}},
-			func(rs []adaptive.Reservation) int64 { return rs[0].Stamp - 3*sp }},
+			func(rs []quota.Reservation) int64 { return rs[0].Stamp - 3*sp }},
 		{"not last", []op{{reserve: 5}, {reserve: 2}, {of: 0, unused: 3, want: 0}},
-			func(rs []adaptive.Reservation) int64 { return rs[1].Stamp }},
+			func(rs []quota.Reservation) int64 { return rs[1].Stamp }},
 		{"last again", []op{{reserve: 5}, {reserve: 2}, {of: 1, unused: 2, want: 2}, {of: 0, unused: 3, want: 3}},
-			func(rs []adaptive.Reservation) int64 { return rs[0].Stamp - 3*sp }},
+			func(rs []quota.Reservation) int64 { return rs[0].Stamp - 3*sp }},
 		{"twice", []op{{reserve: 5}, {of: 0, unused: 2, want: 2}, {of: 0, unused: 2, want: 0}},
-			func(rs []adaptive.Reservation) int64 { return rs[0].Stamp - 2*sp }},
+			func(rs []quota.Reservation) int64 { return rs[0].Stamp - 2*sp }},
 		{"more than granted", []op{{reserve: 3}, {reserve: 2}, {of: 1, unused: 7, want: 2}},
-			func(rs []adaptive.Reservation) int64 { return rs[0].Stamp }},
+			func(rs []quota.Reservation) int64 { return rs[0].Stamp }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			q := newSlotsRedis(t, r.Addr, rate, 0, time.Minute)
 			ctx := context.Background()
 			key := "release-" + strings.ReplaceAll(tc.name, " ", "-")
-			var rs []adaptive.Reservation
+			var rs []quota.Reservation
 			for i, o := range tc.ops {
 				if o.reserve > 0 {
 					res, err := q.Reserve(ctx, key, o.reserve, time.Now())
@@ -178,7 +178,7 @@ func TestRedisSlotsRelease(t *testing.T) {
 // The sleeps only make sure that time has passed.
 func TestRedisSlotsPassed(t *testing.T) {
 	r := services.StartRedis(t)
-	q := newSlotsRedis(t, r.Addr, adaptive.Rate{N: 100, Per: time.Second}, 20*time.Millisecond, time.Second)
+	q := newSlotsRedis(t, r.Addr, quota.Rate{N: 100, Per: time.Second}, 20*time.Millisecond, time.Second)
 	ctx := context.Background()
 
 	// Slots at 20, 30, ..., 60 ms; at 45 ms or later, two at most are ahead.
@@ -207,7 +207,7 @@ func TestRedisSlotsPassed(t *testing.T) {
 // counts apart from how fast the calls run.
 func TestRedisSlotsHorizon(t *testing.T) {
 	r := services.StartRedis(t)
-	q := newSlotsRedis(t, r.Addr, adaptive.Rate{N: 10, Per: time.Minute}, 0, 20*time.Second)
+	q := newSlotsRedis(t, r.Addr, quota.Rate{N: 10, Per: time.Minute}, 0, 20*time.Second)
 	ctx := context.Background()
 	start := time.Now()
 	// Slots at 20 ms, 6.02 s, 12.02 s, 18.02 s: four start within 20 s.
@@ -225,7 +225,7 @@ func TestRedisSlotsHorizon(t *testing.T) {
 	if err != nil || next.Granted != 0 || next.Stamp != 0 || next.First.Sub(end).Abs() > slop {
 		t.Errorf("Reserve(1) beyond the horizon = %+v, %v; want nothing granted, the next free slot within %v of %v", next, err, slop, end)
 	}
-	if res, err := q.Reserve(ctx, "horizon", 0, time.Now()); err != nil || res != (adaptive.Reservation{}) {
+	if res, err := q.Reserve(ctx, "horizon", 0, time.Now()); err != nil || res != (quota.Reservation{}) {
 		t.Errorf("Reserve(0) = %+v, %v; want the zero Reservation", res, err)
 	}
 }
@@ -234,7 +234,7 @@ func TestRedisSlotsHorizon(t *testing.T) {
 // once the TAT has passed; Take's key is apart and Take works as before.
 func TestRedisSlotsKeys(t *testing.T) {
 	r := services.StartRedis(t)
-	q := newSlotsRedis(t, r.Addr, adaptive.Rate{N: 1000, Per: time.Second}, 20*time.Millisecond, time.Second)
+	q := newSlotsRedis(t, r.Addr, quota.Rate{N: 1000, Per: time.Second}, 20*time.Millisecond, time.Second)
 	c := rawClient(t, r.Addr)
 	ctx := context.Background()
 	if g, err := q.Take(ctx, "k", 3, time.Now()); err != nil || g.Granted != 3 {
@@ -266,8 +266,8 @@ func TestRedisSlotsKeys(t *testing.T) {
 // Release fail within ctx's deadline, with errors.Is finding it; a killed
 // server makes them fail too, and a restarted one serves again.
 func TestRedisSlotsErrors(t *testing.T) {
-	rate := adaptive.Rate{N: 10, Per: time.Second}
-	held := adaptive.Reservation{Granted: 2, Spacing: 100 * time.Millisecond, Stamp: time.Now().Add(time.Second).UnixNano()}
+	rate := quota.Rate{N: 10, Per: time.Second}
+	held := quota.Reservation{Granted: 2, Spacing: 100 * time.Millisecond, Stamp: time.Now().Add(time.Second).UnixNano()}
 
 	t.Run("silent", func(t *testing.T) {
 		q := newSlotsRedis(t, silentPeer(t), rate, 0, 0)
@@ -309,7 +309,7 @@ func TestRedisSlotsErrors(t *testing.T) {
 }
 
 func TestNewRedisRefusesSlots(t *testing.T) {
-	rate := adaptive.Rate{N: 10, Per: time.Second}
+	rate := quota.Rate{N: 10, Per: time.Second}
 	tests := []struct {
 		name string
 		cfg  sharedquota.RedisConfig

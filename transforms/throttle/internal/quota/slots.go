@@ -1,4 +1,4 @@
-package adaptive
+package quota
 
 import (
 	"context"
@@ -176,15 +176,15 @@ type Slots struct {
 // whose TAT has passed.
 const minSweep = 64
 
-// NewSlots returns Slots for cfg, or an error beginning "adaptive:" if cfg
+// NewSlots returns Slots for cfg, or an error beginning "quota:" if cfg
 // is invalid.
 func NewSlots(cfg SlotsConfig) (*Slots, error) {
 	if err := cfg.Rate.Validate(); err != nil {
-		return nil, fmt.Errorf("adaptive: Slots: %w", err)
+		return nil, fmt.Errorf("quota: Slots: %w", err)
 	}
 	lead, horizon := cfg.Lead, cfg.Horizon
 	if lead < 0 || horizon < 0 {
-		return nil, fmt.Errorf("adaptive: Slots: Lead and Horizon must not be negative, got %v and %v", lead, horizon)
+		return nil, fmt.Errorf("quota: Slots: Lead and Horizon must not be negative, got %v and %v", lead, horizon)
 	}
 	if lead == 0 {
 		lead = DefaultLead
@@ -193,7 +193,7 @@ func NewSlots(cfg SlotsConfig) (*Slots, error) {
 		horizon = DefaultHorizon
 	}
 	if horizon < lead {
-		return nil, fmt.Errorf("adaptive: Slots: Horizon %v must be at least Lead %v", horizon, lead)
+		return nil, fmt.Errorf("quota: Slots: Horizon %v must be at least Lead %v", horizon, lead)
 	}
 	return &Slots{
 		spacing: spacing(cfg.Rate),

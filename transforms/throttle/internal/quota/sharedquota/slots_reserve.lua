@@ -1,5 +1,5 @@
 -- Reserves up to n slots of the GCRA kept in KEYS[1], on the server's
--- clock, as adaptive.Slots does in one process (see adaptive.Reserver).
+-- clock, as quota.Slots does in one process (see quota.Reserver).
 --
 -- ARGV: spacing, n, lead, horizon; times in nanoseconds.
 -- Returns {start, granted, end_us, end_ns}: the first slot's offset from the

@@ -6,8 +6,8 @@ import (
 	"log"
 	"time"
 
-	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
-	"github.com/beamthrottle/beamthrottle/transforms/adaptive/sharedquota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota/sharedquota"
 )
 
 // A quota of 600 requests a minute kept in Redis (Memorystore, say) and
@@ -15,7 +15,7 @@ import (
 // its permits in one round trip, sends what was granted and keeps the rest
 // for RetryAt.
 func ExampleRedis() {
-	rate, err := adaptive.ParseRate("600/m")
+	rate, err := quota.ParseRate("600/m")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func ExampleRedis() {
 func ExampleRedis_Reserve() {
 	q, err := sharedquota.NewRedis(sharedquota.RedisConfig{
 		Addr: "10.0.0.3:6379",
-		Rate: adaptive.Rate{N: 9, Per: time.Second}, // lead 20 ms, horizon 1 s
+		Rate: quota.Rate{N: 9, Per: time.Second}, // lead 20 ms, horizon 1 s
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -112,7 +112,7 @@ func ExampleParseEntries() {
 
 func ExampleDefaultBurst() {
 	for _, s := range []string{"600/m", "36000/h", "60/m"} {
-		r, _ := adaptive.ParseRate(s)
+		r, _ := quota.ParseRate(s)
 		fmt.Println(s, sharedquota.DefaultBurst(r))
 	}
 	// Output:

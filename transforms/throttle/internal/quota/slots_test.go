@@ -1,4 +1,4 @@
-package adaptive_test
+package quota_test
 
 import (
 	"context"
@@ -12,18 +12,21 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
 )
 
 // Slots is a Reserver.
-var _ adaptive.Reserver = (*adaptive.Slots)(nil)
+var _ quota.Reserver = (*quota.Slots)(nil)
+
+// t0 is the time of the tables' offsets.
+var t0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // ms is a duration in milliseconds, for compact tables.
 func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 
-func newSlots(t *testing.T, cfg adaptive.SlotsConfig) *adaptive.Slots {
+func newSlots(t *testing.T, cfg quota.SlotsConfig) *quota.Slots {
 	t.Helper()
-	s, err := adaptive.NewSlots(cfg)
+	s, err := quota.NewSlots(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,12 +50,12 @@ type slotStep struct {
 func TestSlotsReserve(t *testing.T) {
 	tests := []struct {
 		name  string
-		cfg   adaptive.SlotsConfig
+		cfg   quota.SlotsConfig
 		steps []slotStep
 	}{
 		{
 			name: "10/s defaults", // spacing 100 ms, lead 20 ms, horizon 1 s
-			cfg:  adaptive.SlotsConfig{Rate: adaptive.Rate{N: 10, Per: time.Second}},
+			cfg:  quota.SlotsConfig{Rate: quota.Rate{N: 10, Per: time.Second}},
 			steps: []slotStep{
 				{at: 0, n: 3, first: ms(20), got: 3, retry: -1},              // TAT 320
 				{at: 0, n: 2, first: ms(320), got: 2, retry: -1},             // back to back: TAT 520
@@ -65,7 +68,7 @@ func TestSlotsReserve(t *testing.T) {
 		},
 		{
 			name: "lead and horizon set",
-			cfg:  adaptive.SlotsConfig{Rate: adaptive.Rate{N: 600, Per: time.Minute}, Lead: ms(50), Horizon: ms(300)},
+			cfg:  quota.SlotsConfig{Rate: quota.Rate{N: 600, Per: time.Minute}, Lead: ms(50), Horizon: ms(300)},
 			steps: []slotStep{
 				{at: 0, n: 5, first: ms(50), got: 3, retry: ms(50)},       // 50, 150, 250
 				{at: ms(40), n: 1, first: ms(350), got: 0, retry: ms(50)}, // 350 is beyond 340
@@ -74,7 +77,7 @@ func TestSlotsReserve(t *testing.T) {
 		},
 		{
 			name: "a unit a minute", // spacing 60 s, longer than the horizon
-			cfg:  adaptive.SlotsConfig{Rate: adaptive.Rate{N: 1, Per: time.Minute}},
+			cfg:  quota.SlotsConfig{Rate: quota.Rate{N: 1, Per: time.Minute}},
 			steps: []slotStep{
 				{at: 0, n: 3, first: ms(20), got: 1, retry: ms(59020)},
 				{at: time.Second, n: 1, first: ms(60020), got: 0, retry: ms(59020)},
@@ -83,7 +86,7 @@ func TestSlotsReserve(t *testing.T) {
 		},
 		{
 			name: "spacing rounded up", // 3/s: 333 333 333.3 ns
-			cfg:  adaptive.SlotsConfig{Rate: adaptive.Rate{N: 3, Per: time.Second}},
+			cfg:  quota.SlotsConfig{Rate: quota.Rate{N: 3, Per: time.Second}},
 			steps: []slotStep{
 				{at: 0, n: 2, first: ms(20), got: 2, retry: -1},
 				{at: 0, n: 1, first: ms(20) + 2*333333334, got: 1, retry: -1},
@@ -98,9 +101,9 @@ func TestSlotsReserve(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				want := adaptive.Reservation{}
+				want := quota.Reservation{}
 				if st.first >= 0 {
-					want = adaptive.Reservation{First: t0.Add(st.first), Spacing: r.Spacing, Granted: st.got}
+					want = quota.Reservation{First: t0.Add(st.first), Spacing: r.Spacing, Granted: st.got}
 					if st.retry >= 0 {
 						want.RetryAt = t0.Add(st.retry)
 					}
@@ -121,7 +124,7 @@ func TestSlotsReserve(t *testing.T) {
 // all when a later reservation was made (the slots lapse) or the
 // reservation has ended. The next reservation shows where the TAT stands.
 func TestSlotsRelease(t *testing.T) {
-	rate := adaptive.Rate{N: 10, Per: time.Second} // spacing 100 ms, lead 20 ms
+	rate := quota.Rate{N: 10, Per: time.Second} // spacing 100 ms, lead 20 ms
 	type op struct {
 		at      time.Duration
 		reserve int // units to reserve, or 0 to release
@@ -148,9 +151,9 @@ func TestSlotsRelease(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newSlots(t, adaptive.SlotsConfig{Rate: rate})
+			s := newSlots(t, quota.SlotsConfig{Rate: rate})
 			ctx := context.Background()
-			var rs []adaptive.Reservation
+			var rs []quota.Reservation
 			var now time.Time
 			for i, o := range tc.ops {
 				now = t0.Add(o.at)
@@ -181,14 +184,14 @@ func TestSlotsRelease(t *testing.T) {
 // TestSlotsKeys: keys are independent quotas, and one another's Stamp does
 // not give back.
 func TestSlotsKeys(t *testing.T) {
-	s := newSlots(t, adaptive.SlotsConfig{Rate: adaptive.Rate{N: 10, Per: time.Second}})
+	s := newSlots(t, quota.SlotsConfig{Rate: quota.Rate{N: 10, Per: time.Second}})
 	ctx := context.Background()
 	a, _ := s.Reserve(ctx, "a", 5, t0)
 	b, _ := s.Reserve(ctx, "b", 5, t0)
 	if !a.First.Equal(b.First) || a.Granted != 5 || b.Granted != 5 {
 		t.Fatalf("Reserve(5) on keys a and b = %+v and %+v, want the same slots", a, b)
 	}
-	if back, _ := s.Release(ctx, "b", adaptive.Reservation{Granted: 5, Stamp: 1}, 5, t0); back != 0 {
+	if back, _ := s.Release(ctx, "b", quota.Reservation{Granted: 5, Stamp: 1}, 5, t0); back != 0 {
 		t.Errorf("Release of a foreign Stamp gave back %d, want 0", back)
 	}
 	if back, _ := s.Release(ctx, "c", a, 5, t0); back != 0 {
@@ -199,16 +202,16 @@ func TestSlotsKeys(t *testing.T) {
 	for i := range 1000 {
 		s.Reserve(ctx, fmt.Sprint("once-", i), 1, t0.Add(time.Duration(i)*time.Second))
 	}
-	if n := adaptive.SlotsKeys(s); n > 200 {
+	if n := quota.SlotsKeys(s); n > 200 {
 		t.Errorf("%d keys kept after 1000 keys used once a second apart, want at most 200", n)
 	}
 }
 
 func TestReservationSchedule(t *testing.T) {
-	r := adaptive.Reservation{First: t0, Spacing: ms(100), Granted: 10}
+	r := quota.Reservation{First: t0, Spacing: ms(100), Granted: 10}
 	tests := []struct {
 		name  string
-		r     adaptive.Reservation
+		r     quota.Reservation
 		costs []int
 		want  []time.Duration // from t0
 		used  int
@@ -221,7 +224,7 @@ func TestReservationSchedule(t *testing.T) {
 		{"a free call at the end", r, []int{10, 0}, []time.Duration{0, ms(1000)}, 10},
 		{"too costly", r, []int{11}, nil, 0},
 		{"no calls", r, nil, nil, 0},
-		{"nothing granted", adaptive.Reservation{First: t0, Spacing: ms(100)}, []int{0, 1}, nil, 0},
+		{"nothing granted", quota.Reservation{First: t0, Spacing: ms(100)}, []int{0, 1}, nil, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -238,19 +241,19 @@ func TestReservationSchedule(t *testing.T) {
 }
 
 func TestNewSlotsRefuses(t *testing.T) {
-	rate := adaptive.Rate{N: 10, Per: time.Second}
+	rate := quota.Rate{N: 10, Per: time.Second}
 	tests := []struct {
 		name string
-		cfg  adaptive.SlotsConfig
+		cfg  quota.SlotsConfig
 	}{
-		{"no rate", adaptive.SlotsConfig{}},
-		{"negative lead", adaptive.SlotsConfig{Rate: rate, Lead: -time.Millisecond}},
-		{"negative horizon", adaptive.SlotsConfig{Rate: rate, Horizon: -time.Second}},
-		{"horizon before lead", adaptive.SlotsConfig{Rate: rate, Lead: ms(50), Horizon: ms(40)}},
-		{"horizon before the default lead", adaptive.SlotsConfig{Rate: rate, Horizon: ms(10)}},
+		{"no rate", quota.SlotsConfig{}},
+		{"negative lead", quota.SlotsConfig{Rate: rate, Lead: -time.Millisecond}},
+		{"negative horizon", quota.SlotsConfig{Rate: rate, Horizon: -time.Second}},
+		{"horizon before lead", quota.SlotsConfig{Rate: rate, Lead: ms(50), Horizon: ms(40)}},
+		{"horizon before the default lead", quota.SlotsConfig{Rate: rate, Horizon: ms(10)}},
 	}
 	for _, tc := range tests {
-		if _, err := adaptive.NewSlots(tc.cfg); err == nil {
+		if _, err := quota.NewSlots(tc.cfg); err == nil {
 			t.Errorf("%s: NewSlots(%+v) succeeded, want an error", tc.name, tc.cfg)
 		}
 	}
@@ -262,8 +265,8 @@ func TestNewSlotsRefuses(t *testing.T) {
 // -race.
 func TestSlotsParallel(t *testing.T) {
 	const goroutines, rounds = 8, 200
-	rate := adaptive.Rate{N: 1000, Per: time.Second} // spacing 1 ms
-	s := newSlots(t, adaptive.SlotsConfig{Rate: rate, Horizon: ms(50)})
+	rate := quota.Rate{N: 1000, Per: time.Second} // spacing 1 ms
+	s := newSlots(t, quota.SlotsConfig{Rate: rate, Horizon: ms(50)})
 	var clock atomic.Int64 // ns after t0
 	var mu sync.Mutex
 	var used []time.Time
@@ -316,10 +319,10 @@ func FuzzSlots(f *testing.F) {
 	f.Add(uint16(1), uint8(0), uint16(100), []byte{0, 0, 1, 0, 0, 1, 1, 255, 1})
 	f.Add(uint16(997), uint8(255), uint16(3000), []byte{0, 1, 64, 0, 1, 64, 1, 0, 64, 0, 200, 30})
 	f.Fuzz(func(t *testing.T, perSec uint16, leadMs uint8, horizonMs uint16, ops []byte) {
-		rate := adaptive.Rate{N: max(int(perSec), 1), Per: time.Second}
+		rate := quota.Rate{N: max(int(perSec), 1), Per: time.Second}
 		lead := ms(max(int(leadMs), 1))
 		horizon := lead + ms(int(horizonMs))
-		s, err := adaptive.NewSlots(adaptive.SlotsConfig{Rate: rate, Lead: lead, Horizon: horizon})
+		s, err := quota.NewSlots(quota.SlotsConfig{Rate: rate, Lead: lead, Horizon: horizon})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -328,7 +331,7 @@ func FuzzSlots(f *testing.F) {
 			now      = t0
 			tat      = t0 // the model's TAT; t0 means none
 			usedEnd  = t0 // end of the slots used so far
-			last     adaptive.Reservation
+			last     quota.Reservation
 			released = true
 		)
 		for ; len(ops) >= 3; ops = ops[3:] {
@@ -340,7 +343,7 @@ func FuzzSlots(f *testing.F) {
 					t.Fatal(err)
 				}
 				if n == 0 {
-					if r != (adaptive.Reservation{}) {
+					if r != (quota.Reservation{}) {
 						t.Fatalf("Reserve(0) = %+v, want the zero Reservation", r)
 					}
 					continue

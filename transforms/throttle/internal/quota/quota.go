@@ -1,4 +1,18 @@
-package adaptive
+// Package quota is the contract between transforms/throttle and a quota of
+// known rate, and the parts of it that need no service.
+//
+// A quota is either a [Quota], which grants counts of permits, or a
+// [Reserver], which hands out time slots so that all its clients together
+// send one evenly spaced stream; a [Windowed] Quota's permits lapse at the
+// end of their window. [Rate] is a quota's size, written as [ParseRate]
+// reads it ("600/m"). [Slots] is a Reserver kept in memory, for the callers
+// of one process, and [NoQuota] is the Quota of a pipeline without one.
+// Package sharedquota implements both kinds over services that every
+// worker and job reaches (Redis, Envoy's rate-limit service).
+//
+// The package is pure Go: it reads no clock (every call takes the time)
+// and starts no goroutine.
+package quota
 
 import (
 	"context"

@@ -13,7 +13,7 @@ import (
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
 )
 
 // RedisConfig configures a [Redis] quota.
@@ -31,17 +31,17 @@ type RedisConfig struct {
 	// ctx's deadline bounds each Take. Close does not close it.
 	Client redis.UniversalClient
 	// Rate is the quota: permits per second, minute, hour or any period.
-	Rate adaptive.Rate
+	Rate quota.Rate
 	// Burst is the most permits that can be granted at once after a quiet
 	// spell: the size of the GCRA's bucket. Zero means [DefaultBurst]. It
 	// applies to Take only: the slots Reserve hands out are spaced at the
 	// rate, with no burst.
 	Burst int
 	// Lead and Horizon shape the slots Reserve hands out, as
-	// adaptive.SlotsConfig's fields of the same names do: a reservation
+	// quota.SlotsConfig's fields of the same names do: a reservation
 	// starts Lead ahead of the server's now at the earliest, and its last
 	// slot starts Horizon ahead at the latest. Zero means
-	// adaptive.DefaultLead and adaptive.DefaultHorizon. Take ignores them.
+	// quota.DefaultLead and quota.DefaultHorizon. Take ignores them.
 	Lead, Horizon time.Duration
 }
 
@@ -50,7 +50,7 @@ type RedisConfig struct {
 // 1 for 60/m). A group that was quiet can then take one second's worth at
 // once, and no more, so the quota is spent evenly even when it is counted
 // per minute or per hour; a batch larger than the burst is granted in parts.
-func DefaultBurst(r adaptive.Rate) int {
+func DefaultBurst(r quota.Rate) int {
 	b := math.Ceil(r.PerSecond())
 	if b < 1 || math.IsNaN(b) {
 		return 1
@@ -61,7 +61,7 @@ func DefaultBurst(r adaptive.Rate) int {
 	return int(b)
 }
 
-// Redis is a [adaptive.Quota] kept in Redis by the generic cell rate
+// Redis is a [quota.Quota] kept in Redis by the generic cell rate
 // algorithm (GCRA) of github.com/go-redis/redis_rate, which runs as a Lua
 // script on the server with plain commands (EVALSHA, GET, SET, TIME), so it
 // works unchanged against Memorystore. Every client that uses the same key
@@ -84,7 +84,7 @@ func DefaultBurst(r adaptive.Rate) int {
 // hair short, so the bucket is one unit (1/scale of a permit) larger than
 // Burst.
 //
-// Redis is also an [adaptive.Reserver]: Reserve hands out time slots of
+// Redis is also a [quota.Reserver]: Reserve hands out time slots of
 // the same Rate from a GCRA of its own, under the Redis key "slots:" + key,
 // so that every worker sends on its own slots and all of them together make
 // one evenly spaced stream (see [Redis.Reserve]). Take and Reserve do not
@@ -180,9 +180,9 @@ func (r *Redis) Burst() int { return r.burst }
 // whole permits the bucket holds, up to n and at most Burst; see [Redis].
 // When it grants fewer than n, RetryAt is when the bucket will hold the next
 // whole permit, had nobody else asked.
-func (r *Redis) Take(ctx context.Context, key string, n int, now time.Time) (adaptive.Grant, error) {
+func (r *Redis) Take(ctx context.Context, key string, n int, now time.Time) (quota.Grant, error) {
 	if n <= 0 {
-		return adaptive.Grant{}, nil
+		return quota.Grant{}, nil
 	}
 	want := min(n, r.burst)
 	// Ask for whole permits' worth of units, not less the credit: asking
@@ -190,7 +190,7 @@ func (r *Redis) Take(ctx context.Context, key string, n int, now time.Time) (ada
 	// bucket to overflow.
 	res, err := r.lim.AllowAtMost(ctx, key, r.limit, want*r.scale)
 	if err != nil {
-		return adaptive.Grant{}, wrap(ctx, err, "redis: taking %d for %q", n, key)
+		return quota.Grant{}, wrap(ctx, err, "redis: taking %d for %q", n, key)
 	}
 	r.mu.Lock()
 	units := r.credit[key] + res.Allowed
@@ -203,7 +203,7 @@ func (r *Redis) Take(ctx context.Context, key string, n int, now time.Time) (ada
 	}
 	r.mu.Unlock()
 
-	g := adaptive.Grant{Granted: granted}
+	g := quota.Grant{Granted: granted}
 	if granted < n { // then left < scale
 		wait := time.Duration(r.scale-left) * r.unit // the bucket is empty after a partial grant
 		if res.Allowed == 0 && res.RetryAfter > 0 {

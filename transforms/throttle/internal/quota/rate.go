@@ -1,4 +1,4 @@
-package adaptive
+package quota
 
 import (
 	"fmt"
@@ -17,15 +17,15 @@ type Rate struct {
 // ParseRate parses a rate written as N/unit, where N is a positive decimal
 // integer and unit is s, m or h (a second, a minute, an hour) or a Go
 // duration such as 10s: "600/m", "10/s", "36000/h", "5/2s". It returns an
-// error beginning "adaptive: rate" for anything else.
+// error beginning "quota: rate" for anything else.
 func ParseRate(s string) (Rate, error) {
 	num, unit, ok := strings.Cut(strings.TrimSpace(s), "/")
 	if !ok {
-		return Rate{}, fmt.Errorf("adaptive: rate %q is not of the form N/unit, such as 600/m", s)
+		return Rate{}, fmt.Errorf("quota: rate %q is not of the form N/unit, such as 600/m", s)
 	}
 	n, err := strconv.Atoi(num)
 	if err != nil || n <= 0 || num[0] == '+' {
-		return Rate{}, fmt.Errorf("adaptive: rate %q: the number of permits must be a positive integer", s)
+		return Rate{}, fmt.Errorf("quota: rate %q: the number of permits must be a positive integer", s)
 	}
 	var per time.Duration
 	switch unit {
@@ -38,18 +38,18 @@ func ParseRate(s string) (Rate, error) {
 	default:
 		d, err := time.ParseDuration(unit)
 		if err != nil || d <= 0 {
-			return Rate{}, fmt.Errorf("adaptive: rate %q: the unit must be s, m, h or a positive duration such as 10s", s)
+			return Rate{}, fmt.Errorf("quota: rate %q: the unit must be s, m, h or a positive duration such as 10s", s)
 		}
 		per = d
 	}
 	return Rate{N: n, Per: per}, nil
 }
 
-// Validate returns an error beginning "adaptive: rate" unless N and Per are
+// Validate returns an error beginning "quota: rate" unless N and Per are
 // positive.
 func (r Rate) Validate() error {
 	if r.N <= 0 || r.Per <= 0 {
-		return fmt.Errorf("adaptive: rate %v: N and Per must be positive", r)
+		return fmt.Errorf("quota: rate %v: N and Per must be positive", r)
 	}
 	return nil
 }

@@ -13,19 +13,19 @@ import (
 	"time"
 
 	"github.com/beamthrottle/beamthrottle/internal/services"
-	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
-	"github.com/beamthrottle/beamthrottle/transforms/adaptive/sharedquota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota/sharedquota"
 )
 
 // Redis and Envoy are Quotas.
 var (
-	_ adaptive.Quota    = (*sharedquota.Redis)(nil)
-	_ adaptive.Quota    = (*sharedquota.Envoy)(nil)
-	_ adaptive.Windowed = (*sharedquota.Envoy)(nil)
+	_ quota.Quota    = (*sharedquota.Redis)(nil)
+	_ quota.Quota    = (*sharedquota.Envoy)(nil)
+	_ quota.Windowed = (*sharedquota.Envoy)(nil)
 )
 
 // newRedis returns a Redis quota over the server at addr, closed when t ends.
-func newRedis(t *testing.T, addr string, rate adaptive.Rate, burst int) *sharedquota.Redis {
+func newRedis(t *testing.T, addr string, rate quota.Rate, burst int) *sharedquota.Redis {
 	t.Helper()
 	q, err := sharedquota.NewRedis(sharedquota.RedisConfig{Addr: addr, Rate: rate, Burst: burst})
 	if err != nil {
@@ -60,7 +60,7 @@ func TestRedisPartialGrant(t *testing.T) {
 	}
 	for i, tc := range tests {
 		t.Run(fmt.Sprintf("%s_burst%d_ask%d", tc.rate, tc.burst, tc.ask), func(t *testing.T) {
-			rate, err := adaptive.ParseRate(tc.rate)
+			rate, err := quota.ParseRate(tc.rate)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +70,7 @@ func TestRedisPartialGrant(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := adaptive.Grant{Granted: tc.want}
+			want := quota.Grant{Granted: tc.want}
 			if tc.next > 0 {
 				want.RetryAt = now.Add(tc.next)
 			}
@@ -87,7 +87,7 @@ func TestRedisPartialGrant(t *testing.T) {
 // by the time measured.
 func TestRedisRefusesUntilRetryAt(t *testing.T) {
 	r := services.StartRedis(t)
-	rate := adaptive.Rate{N: 5, Per: time.Minute} // a permit every 12 s
+	rate := quota.Rate{N: 5, Per: time.Minute} // a permit every 12 s
 	q := newRedis(t, r.Addr, rate, 5)
 	ctx := context.Background()
 	start := time.Now()
@@ -114,7 +114,7 @@ func TestRedisRefusesUntilRetryAt(t *testing.T) {
 // one permit as credit.
 func TestRedisSharedKey(t *testing.T) {
 	r := services.StartRedis(t)
-	rate := adaptive.Rate{N: 20, Per: time.Hour} // a permit every 3 minutes
+	rate := quota.Rate{N: 20, Per: time.Hour} // a permit every 3 minutes
 	const burst, clients, goroutines, takes = 20, 2, 4, 25
 	qs := []*sharedquota.Redis{newRedis(t, r.Addr, rate, burst), newRedis(t, r.Addr, rate, burst)}
 	start := time.Now()
@@ -155,7 +155,7 @@ func TestRedisSharedKey(t *testing.T) {
 func TestRedisCreditCarriesFractions(t *testing.T) {
 	r := services.StartRedis(t)
 	const perSec, burst, takes = 100, 1000, 20 // a permit every 10 ms
-	q := newRedis(t, r.Addr, adaptive.Rate{N: perSec, Per: time.Second}, burst)
+	q := newRedis(t, r.Addr, quota.Rate{N: perSec, Per: time.Second}, burst)
 	ctx := context.Background()
 	total := 0
 	var firstSent, firstDone, lastSent time.Time
@@ -192,7 +192,7 @@ func TestRedisCreditCarriesFractions(t *testing.T) {
 // TestRedisErrors: a server that is down or does not answer makes Take fail,
 // within ctx's deadline, and a restarted server serves again.
 func TestRedisErrors(t *testing.T) {
-	rate := adaptive.Rate{N: 10, Per: time.Second}
+	rate := quota.Rate{N: 10, Per: time.Second}
 
 	t.Run("killed and restarted", func(t *testing.T) {
 		r := services.StartRedis(t)
@@ -244,7 +244,7 @@ func TestRedisLogsThroughSlog(t *testing.T) {
 	}
 	refused := l.Addr().String()
 	l.Close()
-	q := newRedis(t, refused, adaptive.Rate{N: 10, Per: time.Second}, 0)
+	q := newRedis(t, refused, quota.Rate{N: 10, Per: time.Second}, 0)
 	if g, err := q.Take(context.Background(), "k", 1, time.Now()); err == nil {
 		t.Fatalf("Take from a closed port = %+v, want an error", g)
 	}
@@ -298,9 +298,9 @@ func TestNewRedisRefuses(t *testing.T) {
 		cfg  sharedquota.RedisConfig
 	}{
 		{"no rate", sharedquota.RedisConfig{Addr: "localhost:6379"}},
-		{"negative burst", sharedquota.RedisConfig{Addr: "localhost:6379", Rate: adaptive.Rate{N: 1, Per: time.Second}, Burst: -1}},
-		{"no address", sharedquota.RedisConfig{Rate: adaptive.Rate{N: 1, Per: time.Second}}},
-		{"too large", sharedquota.RedisConfig{Addr: "localhost:6379", Rate: adaptive.Rate{N: 1 << 31, Per: time.Hour}}},
+		{"negative burst", sharedquota.RedisConfig{Addr: "localhost:6379", Rate: quota.Rate{N: 1, Per: time.Second}, Burst: -1}},
+		{"no address", sharedquota.RedisConfig{Rate: quota.Rate{N: 1, Per: time.Second}}},
+		{"too large", sharedquota.RedisConfig{Addr: "localhost:6379", Rate: quota.Rate{N: 1 << 31, Per: time.Hour}}},
 	}
 	for _, tc := range tests {
 		if q, err := sharedquota.NewRedis(tc.cfg); err == nil {
@@ -325,7 +325,7 @@ func TestDefaultBurst(t *testing.T) {
 		{"1000000/s", 1000000},
 	}
 	for _, tc := range tests {
-		r, err := adaptive.ParseRate(tc.rate)
+		r, err := quota.ParseRate(tc.rate)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
 )
 
 // The scripts of Reserve and Release, sent with EVALSHA, and with EVAL
@@ -29,8 +29,8 @@ var (
 const slotsPrefix = "slots:"
 
 // slotSpacing returns the time between the slots of r, its period ÷ its
-// count rounded up to the nanosecond, as adaptive.Slots spaces them.
-func slotSpacing(r adaptive.Rate) time.Duration {
+// count rounded up to the nanosecond, as quota.Slots spaces them.
+func slotSpacing(r quota.Rate) time.Duration {
 	d := r.Per / time.Duration(r.N)
 	if r.Per%time.Duration(r.N) != 0 {
 		d++
@@ -39,18 +39,18 @@ func slotSpacing(r adaptive.Rate) time.Duration {
 }
 
 // slotWindow returns the lead and the horizon of Reserve's slots, zeros
-// replaced by adaptive's defaults, or an error if they are negative or the
+// replaced by package quota's defaults, or an error if they are negative or the
 // horizon comes before the lead (nothing could ever be reserved), as
-// adaptive.NewSlots refuses them.
+// quota.NewSlots refuses them.
 func slotWindow(lead, horizon time.Duration) (time.Duration, time.Duration, error) {
 	if lead < 0 || horizon < 0 {
 		return 0, 0, fmt.Errorf("sharedquota: Redis: Lead and Horizon must not be negative, got %v and %v", lead, horizon)
 	}
 	if lead == 0 {
-		lead = adaptive.DefaultLead
+		lead = quota.DefaultLead
 	}
 	if horizon == 0 {
-		horizon = adaptive.DefaultHorizon
+		horizon = quota.DefaultHorizon
 	}
 	if horizon < lead {
 		return 0, 0, fmt.Errorf("sharedquota: Redis: Horizon %v must be at least Lead %v", horizon, lead)
@@ -59,7 +59,7 @@ func slotWindow(lead, horizon time.Duration) (time.Duration, time.Duration, erro
 }
 
 // Reserve reserves up to n units (cost units of the Rate) for key, in one
-// round trip, as [adaptive.Reserver] says, with the config's Lead and
+// round trip, as [quota.Reserver] says, with the config's Lead and
 // Horizon; Burst does not apply. A Lua script runs the GCRA's reservation
 // on the server, on the server's clock (TIME), so that workers whose clocks
 // differ agree on the slots. It answers with the first slot as an offset
@@ -68,22 +68,22 @@ func slotWindow(lead, horizon time.Duration) (time.Duration, time.Duration, erro
 // The Stamp is where the reservation ends on the server's clock. The Redis
 // key expires when its TAT has passed (a TAT at or before now means the
 // same as none), so that keys used once do not stay.
-func (r *Redis) Reserve(ctx context.Context, key string, n int, now time.Time) (adaptive.Reservation, error) {
+func (r *Redis) Reserve(ctx context.Context, key string, n int, now time.Time) (quota.Reservation, error) {
 	if n <= 0 {
-		return adaptive.Reservation{}, nil
+		return quota.Reservation{}, nil
 	}
 	sent := time.Now()
 	v, err := reserveScript.Run(ctx, r.client, []string{slotsPrefix + key},
 		int64(r.spacing), n, int64(r.lead), int64(r.horizon)).Int64Slice()
 	rtt := time.Since(sent)
 	if err != nil {
-		return adaptive.Reservation{}, wrap(ctx, err, "redis: reserving %d for %q", n, key)
+		return quota.Reservation{}, wrap(ctx, err, "redis: reserving %d for %q", n, key)
 	}
 	if len(v) != 4 || v[1] < 0 || v[1] > int64(n) || v[3] < 0 || v[3] > 999 {
-		return adaptive.Reservation{}, fmt.Errorf("sharedquota: redis: reserving %d for %q: malformed answer %v", n, key, v)
+		return quota.Reservation{}, fmt.Errorf("sharedquota: redis: reserving %d for %q: malformed answer %v", n, key, v)
 	}
 	start, granted := time.Duration(v[0]), int(v[1])
-	res := adaptive.Reservation{
+	res := quota.Reservation{
 		First:   now.Add(rtt/2 + start),
 		Spacing: r.spacing,
 		Granted: granted,
@@ -98,10 +98,10 @@ func (r *Redis) Reserve(ctx context.Context, key string, n int, now time.Time) (
 }
 
 // Release gives back the last unused units of res, a reservation Reserve
-// made for key, in one round trip, as [adaptive.Reserver] says: a second
+// made for key, in one round trip, as [quota.Reserver] says: a second
 // script moves the TAT back if it still stands at res's Stamp (a
 // compare-and-set), never before the server's now. now is not used.
-func (r *Redis) Release(ctx context.Context, key string, res adaptive.Reservation, unused int, _ time.Time) (int, error) {
+func (r *Redis) Release(ctx context.Context, key string, res quota.Reservation, unused int, _ time.Time) (int, error) {
 	unused = min(unused, res.Granted)
 	if unused <= 0 || res.Stamp <= 0 {
 		return 0, nil

@@ -15,8 +15,8 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/beamthrottle/beamthrottle/internal/services"
-	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
-	"github.com/beamthrottle/beamthrottle/transforms/adaptive/sharedquota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota/sharedquota"
 )
 
 // The limits of testdata/ratelimit/config/beamthrottle.yaml.
@@ -337,14 +337,14 @@ func TestNewEnvoyRefuses(t *testing.T) {
 // Take of nothing asks nothing.
 func TestTakeNothing(t *testing.T) {
 	e := newEnvoy(t, sharedquota.EnvoyConfig{Addr: closedPort(t), Domain: domain, KeyEntry: dayEntry})
-	r, err := sharedquota.NewRedis(sharedquota.RedisConfig{Addr: closedPort(t), Rate: adaptive.Rate{N: 1, Per: time.Second}})
+	r, err := sharedquota.NewRedis(sharedquota.RedisConfig{Addr: closedPort(t), Rate: quota.Rate{N: 1, Per: time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	for _, q := range []adaptive.Quota{e, r} {
+	for _, q := range []quota.Quota{e, r} {
 		for _, n := range []int{0, -1} {
-			if g, err := q.Take(context.Background(), "k", n, time.Now()); g != (adaptive.Grant{}) || err != nil {
+			if g, err := q.Take(context.Background(), "k", n, time.Now()); g != (quota.Grant{}) || err != nil {
 				t.Errorf("%T.Take(%d) = %+v, %v; want nothing, nil", q, n, g, err)
 			}
 		}
