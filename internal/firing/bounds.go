@@ -57,7 +57,7 @@ func (f *Firing) Timer(now time.Time) time.Time {
 	if f.stopped && !f.retryAt.IsZero() {
 		// Runners keep timer times in milliseconds: round up, so that the
 		// firing does not come before the time it waits for.
-		next = laterOf(f.retryAt, now.Add(f.cfg.Tick)).Add(time.Millisecond - 1).Truncate(time.Millisecond)
+		next = laterOf(f.retryAt, f.postponedAt.Add(f.cfg.Tick)).Add(time.Millisecond - 1).Truncate(time.Millisecond)
 		// A long postponement (a quota spent for the day) does not hold
 		// back the elements MaxWait would route.
 		if due := f.expiryDue(now); !due.IsZero() && due.Before(next) {

@@ -50,6 +50,9 @@ type Config struct {
 	// Tick is the shortest time from the end of a firing that postponed to
 	// the next firing.
 	Tick time.Duration
+	// BatchSize bounds the live elements of a firing (see Take); zero
+	// means no bound.
+	BatchSize int
 	// CallsInFlight bounds the calls under way at once (at least 1).
 	CallsInFlight int
 	// ItemsPerCall and BytesPerCall bound the elements and the payload
@@ -64,6 +67,10 @@ type Config struct {
 	MaxWait, MaxStall time.Duration
 	// Strategy is what becomes of a throttled element.
 	Strategy Strategy
+	// FinalRejects routes an element whose call the policy rejected,
+	// whatever the strategy: the simulator's model of per-element
+	// throttles, which send or reject and never postpone.
+	FinalRejects bool
 	// MaxAttempts and MaxAge bound the attempts and the age of an element
 	// under Retry.
 	MaxAttempts int
@@ -146,6 +153,7 @@ const (
 	Call                // make the call Next returned
 	Route               // route the element Next returned
 	Wait                // wait until Next's time (zero: for an answer only), or an answer
+	Take                // add up to Next's N more elements, or call Taken if there are none
 )
 
 // Step is an action with its details, as Next returns it.
@@ -171,6 +179,8 @@ type Step struct {
 	// with Route and Why Expired, when it could be sent at the earliest
 	// (zero if it simply ran out).
 	Until time.Time
+	// N: with Take, how many live elements the firing can take at most.
+	N int
 	// Postponed: with Wait, the policy postponed (not waiting for calls in
 	// flight or for a slot of the quota).
 	Postponed bool
@@ -213,30 +223,54 @@ type Firing struct {
 	fire     time.Time // the timer's time
 	deadline time.Time // no postponement is waited for past it
 
-	elems     []Elem
-	work      []int // the live elements, in order; work[cursor:] not decided yet
-	cursor    int
-	left      int // the cost of work[cursor:]
-	calls     []call
-	inFlight  int
-	routes    []Step // routes not returned yet, in order
-	requeue   []int
-	rest      []int
-	retryAt   time.Time // the policy's postponement that ended the firing; zero if none
-	stopped   bool      // no more decisions
-	interrupt bool
-	throttled bool
-	slot      Permit    // a slot of the quota claimed for the next call and not used yet
-	waitUntil time.Time // a postponement within the firing: no decision before then
-	attempts  int
+	elems       []Elem
+	work        []int // the live elements, in order; work[cursor:] not decided yet
+	cursor      int
+	left        int // the cost of work[cursor:]
+	calls       []call
+	inFlight    int
+	routes      []Step // routes, in order; routes[rhead:] not returned yet
+	rhead       int
+	requeue     []int
+	rest        []int
+	retryAt     time.Time // the policy's postponement that ended the firing; zero if none
+	postponedAt time.Time // when it did
+	stopped     bool      // no more decisions
+	interrupt   bool
+	throttled   bool
+	slot        Permit    // a slot of the quota claimed for the next call and not used yet
+	waitUntil   time.Time // a postponement within the firing: no decision before then
+	attempts    int
+	live        int  // live elements added
+	taking      bool // the driver adds elements as the firing asks (Take)
 }
 
 // New starts a firing whose timer was set for fire and which starts at
 // start (the later of fire and the time its driver got to it).
 func New(cfg Config, env Env, fire, start time.Time) *Firing {
-	cfg.CallsInFlight = max(cfg.CallsInFlight, 1)
-	return &Firing{cfg: cfg, env: env, fire: fire, deadline: start.Add(cfg.Wait)}
+	f := new(Firing)
+	f.Reset(cfg, env, fire, start)
+	return f
 }
+
+// Reset makes f a new firing, as New does, keeping its memory.
+func (f *Firing) Reset(cfg Config, env Env, fire, start time.Time) {
+	cfg.CallsInFlight = max(cfg.CallsInFlight, 1)
+	*f = Firing{
+		cfg: cfg, env: env, fire: fire, deadline: start.Add(cfg.Wait),
+		elems: f.elems[:0], work: f.work[:0], calls: f.calls[:0], routes: f.routes[:0],
+		requeue: f.requeue[:0], rest: f.rest[:0],
+	}
+}
+
+// Taking makes the firing ask for its elements as it needs them (Take),
+// until Taken: a driver whose queue is cheap to read one element at a
+// time (the simulator) then reads no more than the firing decides on. A
+// driver that adds its elements up front does not call it.
+func (f *Firing) Taking() { f.taking = true }
+
+// Taken tells the firing that no more elements are eligible.
+func (f *Firing) Taken() { f.taking = false }
 
 // Add adds an element taken from the queue at now, and returns its index.
 // An element that ran out of waiting is routed at once (see Expired) and
@@ -251,6 +285,7 @@ func (f *Firing) Add(now time.Time, e Elem) (i int, live bool) {
 	}
 	f.work = append(f.work, i)
 	f.left += e.Cost
+	f.live++
 	return i, true
 }
 
@@ -266,12 +301,25 @@ func (f *Firing) Interrupt() { f.interrupt = true }
 // Next returns what to do at now.
 func (f *Firing) Next(now time.Time) Step {
 	for {
-		if len(f.routes) > 0 {
-			s := f.routes[0]
-			f.routes = f.routes[1:]
+		if f.rhead < len(f.routes) {
+			s := f.routes[f.rhead]
+			f.rhead++
+			if f.rhead == len(f.routes) {
+				f.routes, f.rhead = f.routes[:0], 0
+			}
 			return s
 		}
-		if f.stopped || f.cursor >= len(f.work) {
+		if f.stopped {
+			break
+		}
+		if f.cursor >= len(f.work) {
+			if f.taking && (f.cfg.BatchSize <= 0 || f.live < f.cfg.BatchSize) {
+				n := 1 << 30
+				if f.cfg.BatchSize > 0 {
+					n = f.cfg.BatchSize - f.live
+				}
+				return Step{Action: Take, N: n}
+			}
 			break
 		}
 		if !f.interrupt && now.Before(f.waitUntil) {
@@ -307,7 +355,14 @@ func (f *Firing) Next(now time.Time) Step {
 		default: // Reject: the whole call
 			for _, k := range f.work[f.cursor:j] {
 				f.attempt(now, k)
-				f.throttledAt(now, k, ClientThrottled, 0, Step{Why: Rejected, Prob: d.Probability})
+				why := Step{Why: Rejected, Prob: d.Probability}
+				if f.cfg.FinalRejects {
+					f.throttled = true
+					f.elems[k].Last = ClientThrottled
+					f.route(k, ClientThrottled, why)
+					continue
+				}
+				f.throttledAt(now, k, ClientThrottled, 0, why)
 			}
 			f.advance(j)
 		}
@@ -359,7 +414,7 @@ func (f *Firing) postpone(now, retryAt time.Time) {
 		f.rest = append(f.rest, k)
 	}
 	f.advance(len(f.work))
-	f.retryAt = retryAt
+	f.retryAt, f.postponedAt = retryAt, now
 	f.stopped = true
 }
 
@@ -542,4 +597,21 @@ func laterOf(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// PolicyOf is p as a firing asks it: with the cost of each call
+// (adaptive.DecideCost), and the budget of the time ahead when p has one.
+func PolicyOf(p adaptive.Policy) Policy { return costPolicy{p} }
+
+type costPolicy struct{ adaptive.Policy }
+
+func (p costPolicy) Decide(now time.Time, inFlight, cost int) adaptive.Decision {
+	return adaptive.DecideCost(p.Policy, now, inFlight, cost)
+}
+
+func (p costPolicy) Budget(now, until time.Time) int {
+	if b, ok := p.Policy.(adaptive.Budgeter); ok {
+		return b.Budget(now, until)
+	}
+	return -1
 }

@@ -184,8 +184,11 @@ func TestGroupLoop(t *testing.T) {
 		{
 			name: "a 429 goes back to the queue until its Retry-After", arrivals: at(1, 0),
 			cfg: sim.Config{Latency: 10 * ms}, answers: []answer{{false, 2 * sec}}, decide: send,
-			decisions: []decision{{sec, 0}, {3010 * ms, 0}},
-			records:   []record{{1010 * ms, sec, adaptive.Throttled, 2 * sec}, {3020 * ms, 3010 * ms, adaptive.Accepted, 0}},
+			// The timer fires every batch interval, as the transform's
+			// does: the element is eligible from 3.01 s, and the firing
+			// of 4 s sends it.
+			decisions: []decision{{sec, 0}, {4 * sec, 0}},
+			records:   []record{{1010 * ms, sec, adaptive.Throttled, 2 * sec}, {4010 * ms, 4 * sec, adaptive.Accepted, 0}},
 			outcomes:  sim.Outcomes{Arrived: 1, Success: 1},
 		},
 		{

@@ -7,7 +7,6 @@ import (
 	"github.com/beamthrottle/beamthrottle/clientcall"
 	"github.com/beamthrottle/beamthrottle/internal/firing"
 	"github.com/beamthrottle/beamthrottle/internal/interrupt"
-	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
 // firing is one firing of a group's timer, as the DoFn drives it: the rule
@@ -59,7 +58,7 @@ func (fr *driver) begin() *firing.Firing {
 		return fr.core
 	}
 	f := fr.fn
-	env := firing.Env{Policy: costPolicy{f.policy}, Progress: progressOf{f.progress}}
+	env := firing.Env{Policy: firing.PolicyOf(f.policy), Progress: progressOf{f.progress}}
 	if f.pool != nil {
 		env.Quota = &poolQuota{pool: f.pool, ctx: fr.ctx, retry: f.BatchInterval}
 	}
@@ -263,21 +262,6 @@ func (fr *driver) end(items []item) {
 	fr.t.requests += int64(core.Attempts())
 	fr.t.retries += int64(len(fr.requeue))
 	fr.t.throttled = fr.t.throttled || core.Throttled()
-}
-
-// costPolicy is an adaptive.Policy as the core asks it: with the cost of
-// each call, and the budget of the time ahead (-1 without one).
-type costPolicy struct{ adaptive.Policy }
-
-func (p costPolicy) Decide(now time.Time, inFlight, cost int) adaptive.Decision {
-	return adaptive.DecideCost(p.Policy, now, inFlight, cost)
-}
-
-func (p costPolicy) Budget(now, until time.Time) int {
-	if b, ok := p.Policy.(adaptive.Budgeter); ok {
-		return b.Budget(now, until)
-	}
-	return -1
 }
 
 // progressOf is the transform's progress mark as the core reads it.

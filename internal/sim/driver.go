@@ -1,0 +1,340 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/beamthrottle/beamthrottle/internal/firing"
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
+)
+
+// queued is an element in a group's queue, or taken by its firing.
+type queued struct {
+	arrived time.Duration
+	e       firing.Elem
+	taken   bool // by the firing under way
+}
+
+// flight is a call in flight: the core's call, answered at answer.
+type flight struct {
+	call    int
+	answer  time.Duration
+	results []firing.Result
+}
+
+// group is one group of the transform: a queue, a timer and a Policy. Its
+// firings are package firing's core, driven on the virtual clock; see the
+// package documentation for the model.
+type group struct {
+	r        *run
+	id       int
+	env      Env
+	pol      adaptive.Policy
+	arrivals clock
+	jitter   *rand.Rand
+
+	nextArrival time.Duration
+	// The queue: held (elements that went back after a firing, in queue
+	// order) before fresh[head:] (arrival times of elements never taken).
+	held    []queued
+	fresh   []time.Duration
+	head    int
+	backlog int64 // elements not final: queued, in a firing or in flight
+
+	armed bool
+	timer time.Duration
+
+	// The current firing.
+	firing bool
+	fireAt time.Duration  // its timer
+	hi     int            // held[hi:] not looked at by it yet
+	core   *firing.Firing // kept between firings for its memory
+	taken  []queued       // its elements, by the core's index
+	resume time.Duration  // when to ask it again (Never: for an answer only)
+	flight []flight       // in order of answer
+
+	accepted int64 // accepted in overloaded seconds after the warm-up (fairness)
+	err      error // a verdict the policy should not have given
+}
+
+// checked is a policy whose verdicts are checked: an unknown one is
+// taken as a Reject and reported in err.
+type checked struct {
+	firing.Policy
+	err *error
+}
+
+func (c checked) Decide(now time.Time, inFlight, cost int) adaptive.Decision {
+	d := c.Policy.Decide(now, inFlight, cost)
+	switch d.Verdict {
+	case adaptive.Send, adaptive.Postpone, adaptive.Reject:
+	default:
+		if *c.err == nil {
+			*c.err = fmt.Errorf("Decide returned verdict %v", d.Verdict)
+		}
+		d.Verdict = adaptive.Reject
+	}
+	return d
+}
+
+// MinWait is the shortest wait inside a firing after a Postpone (with
+// FiringInterval): a policy postponing to a time less than MinWait away
+// waits MinWait.
+const MinWait = time.Millisecond
+
+// next returns the time of the group's next event.
+func (g *group) next() time.Duration { return min(g.nextArrival, g.wake()) }
+
+// wake returns the time of the group's next event other than an arrival.
+func (g *group) wake() time.Duration {
+	switch {
+	case g.firing:
+		w := g.resume
+		if len(g.flight) > 0 {
+			w = min(w, g.flight[0].answer)
+		}
+		return w
+	case g.armed:
+		return g.timer
+	}
+	return Never
+}
+
+// step handles the group's next event.
+func (g *group) step() error {
+	if g.nextArrival <= g.wake() {
+		g.arrive(g.nextArrival)
+		return nil
+	}
+	t := g.wake()
+	if !g.firing {
+		g.startFiring(t)
+	}
+	for len(g.flight) > 0 && g.flight[0].answer <= t {
+		f := g.flight[0]
+		g.flight = g.flight[1:]
+		g.core.Answered(g.r.start.Add(t), f.call, f.results)
+		g.resume = min(g.resume, t) // the core may have routes to give
+	}
+	if t >= g.resume {
+		return g.drive(t)
+	}
+	return nil
+}
+
+// arrive adds an element arriving at t.
+func (g *group) arrive(t time.Duration) {
+	r := g.r
+	r.series.Offered[r.second(t)]++
+	r.out.Arrived++
+	if t >= r.warm {
+		r.cohort.Arrived++
+	}
+	g.nextArrival = g.arrivals.next(t)
+	if r.cfg.MaxBuffered > 0 && g.backlog >= int64(r.cfg.MaxBuffered) {
+		r.final(t, t, clientRejected)
+		return
+	}
+	g.fresh = append(g.fresh, t)
+	g.backlog++
+	if !g.firing && !g.armed {
+		g.armed, g.timer = true, t+r.cfg.BatchInterval
+	}
+}
+
+// coreConfig is the configuration of the core, as the transform would set
+// it from the run's Config.
+func (c *Config) coreConfig() firing.Config {
+	fc := firing.Config{
+		BatchInterval: c.BatchInterval, Wait: c.FiringWait, MinWait: MinWait, Tick: c.Tick, BatchSize: c.BatchSize,
+		CallsInFlight: c.CallsInFlight, MaxWait: c.MaxWait, Strategy: firing.Postpone, FinalRejects: true,
+	}
+	if c.Firing == FiringStop {
+		fc.Wait = 0
+	}
+	if c.FinalThrottled {
+		fc.Strategy = firing.Fail
+	}
+	return fc
+}
+
+// startFiring begins a firing whose timer went off at t. The firing takes
+// its elements as it needs them (see take): eligible at t, from the head
+// of the queue, as the transform does.
+func (g *group) startFiring(t time.Duration) {
+	r := g.r
+	g.armed = false
+	at := r.start.Add(t)
+	if g.core == nil {
+		g.core = new(firing.Firing)
+	}
+	g.core.Reset(r.cfg.coreConfig(), firing.Env{Policy: checked{firing.PolicyOf(g.pol), &g.err}}, at, at)
+	g.core.Taking()
+	g.firing, g.fireAt, g.hi = true, t, 0
+	g.taken = g.taken[:0]
+	g.resume = t
+	if r.cfg.StartJitter > 0 && (len(g.held) > 0 || g.head < len(g.fresh) && g.fresh[g.head] <= t) {
+		g.resume += time.Duration(g.jitter.Float64() * float64(r.cfg.StartJitter))
+	}
+}
+
+// take adds to the firing, at t, elements eligible at its timer from the
+// head of the queue until one is live (an element that ran out of waiting
+// is routed by the core and not counted), or tells it there are none.
+func (g *group) take(t time.Duration) {
+	at := g.r.start.Add(g.fireAt)
+	now := g.r.start.Add(t)
+	for ; g.hi < len(g.held); g.hi++ {
+		q := &g.held[g.hi]
+		if q.e.NotBefore.After(at) {
+			continue
+		}
+		q.taken = true
+		if g.add(now, *q) == 1 {
+			g.hi++
+			return
+		}
+	}
+	for g.head < len(g.fresh) && g.fresh[g.head] <= g.fireAt {
+		q := queued{arrived: g.fresh[g.head], e: firing.Elem{Since: g.r.start.Add(g.fresh[g.head])}}
+		g.head++
+		if g.add(now, q) == 1 {
+			return
+		}
+	}
+	g.core.Taken()
+}
+
+// add gives q to the firing's core at at and returns 1 if it is live.
+func (g *group) add(at time.Time, q queued) int {
+	g.taken = append(g.taken, q)
+	if _, live := g.core.Add(at, q.e); live {
+		return 1
+	}
+	return 0
+}
+
+// drive carries out the core's steps at t until it waits or is done.
+func (g *group) drive(t time.Duration) error {
+	r := g.r
+	now := r.start.Add(t)
+	for {
+		s := g.core.Next(now)
+		if g.err != nil {
+			return fmt.Errorf("sim: algorithm %s: %w", r.alg.Name, g.err)
+		}
+		switch s.Action {
+		case firing.Call:
+			g.send(t, s)
+		case firing.Route:
+			g.route(t, s)
+		case firing.Take:
+			g.take(t)
+		case firing.Wait:
+			if s.Postponed {
+				r.series.Postponed[r.second(t)]++
+			}
+			g.resume = Never
+			if !s.Until.IsZero() {
+				g.resume = s.Until.Sub(r.start)
+			}
+			return nil
+		case firing.Done:
+			return g.endFiring(t)
+		default:
+			return fmt.Errorf("sim: algorithm %s: unknown step %v", r.alg.Name, s.Action)
+		}
+	}
+}
+
+// send sends the call of step s at t to the backend, which decides its
+// answer at once; the answer comes Latency later.
+func (g *group) send(t time.Duration, s firing.Step) {
+	r := g.r
+	sec := r.second(t)
+	results := make([]firing.Result, len(s.Elems))
+	for i, k := range s.Elems {
+		ok, ra := r.backend.Take(t)
+		r.series.Sent[sec]++
+		if !ok {
+			r.series.BackendRejected[sec]++
+			results[i] = firing.Result{Class: firing.Throttled, RetryAfter: ra}
+			continue
+		}
+		r.series.Accepted[sec]++
+		if t >= r.warm && r.overloaded[sec] {
+			g.accepted++
+		}
+		if t >= r.warm {
+			r.delays = append(r.delays, t-g.taken[k].arrived)
+		}
+	}
+	g.flight = append(g.flight, flight{call: s.Call, answer: t + r.cfg.Latency, results: results})
+}
+
+// route makes the element of step s final at t.
+func (g *group) route(t time.Duration, s firing.Step) {
+	o := clientRejected
+	switch s.To {
+	case firing.Success:
+		o = success
+	case firing.ServerThrottled:
+		o = serverThrottled
+	}
+	g.backlog--
+	g.r.final(g.taken[s.Elem].arrived, t, o)
+}
+
+// endFiring ends the firing at t, when its last call is answered: the
+// elements requeued and those left go back to the head of the queue, and
+// the timer is set if the queue is not empty.
+func (g *group) endFiring(t time.Duration) error {
+	r, core := g.r, g.core
+	var back []queued
+	for _, list := range [][]int{core.Requeue(), core.Rest()} {
+		for _, k := range list {
+			back = append(back, queued{arrived: g.taken[k].arrived, e: core.Elem(k)})
+		}
+	}
+	if len(core.Rest()) > 0 {
+		r.series.Postponed[r.second(t)]++
+	}
+	keep := g.held[:0]
+	for _, q := range g.held {
+		if !q.taken {
+			keep = append(keep, q)
+		}
+	}
+	g.held = append(back, keep...)
+	if g.head > 1024 && g.head > len(g.fresh)/2 {
+		g.fresh = append(g.fresh[:0], g.fresh[g.head:]...)
+		g.head = 0
+	}
+	next := core.Timer(r.start.Add(t)).Sub(r.start)
+	g.firing, g.flight = false, g.flight[:0]
+	if r.cfg.Persist && !r.alg.Shared {
+		if err := g.persist(); err != nil {
+			return err
+		}
+	}
+	if len(g.held) == 0 && g.head == len(g.fresh) {
+		return nil
+	}
+	g.armed, g.timer = true, max(next, t)
+	return nil
+}
+
+// persist saves the Policy and restores it into a new one.
+func (g *group) persist() error {
+	data, err := g.pol.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("sim: algorithm %s: MarshalBinary: %w", g.r.alg.Name, err)
+	}
+	p := g.r.alg.New(g.env)
+	if err := p.UnmarshalBinary(data); err != nil {
+		return fmt.Errorf("sim: algorithm %s: UnmarshalBinary: %w", g.r.alg.Name, err)
+	}
+	g.pol = p
+	return nil
+}
