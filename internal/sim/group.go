@@ -214,7 +214,7 @@ func (g *group) decide() error {
 			g.deciding = false
 			break
 		}
-		d := g.pol.Decide(r.start.Add(g.now), g.inFlight())
+		d := g.pol.Decide(r.start.Add(g.now), g.inFlight(), 1)
 		if d.Verdict == adaptive.Postpone {
 			r.series.Postponed[r.second(g.now)]++
 			retry := d.RetryAt.Sub(r.start)

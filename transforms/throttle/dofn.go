@@ -46,7 +46,8 @@ type throttleFn struct {
 
 	BatchSize     int
 	BatchInterval time.Duration
-	Adaptive      adaptive.Config
+	Mode          Mode
+	Adaptive      adaptive.SREConfig
 	Strategy      Strategy
 	MaxAttempts   int
 	MaxAge        time.Duration
@@ -123,7 +124,7 @@ func (f *throttleFn) Setup(ctx context.Context) error {
 		return err
 	}
 	log.Infof(ctx, "throttle: caller %v ready: batches of %d every %v, mode %v, strategy %s",
-		f.Caller.Type.T, f.BatchSize, f.BatchInterval, f.Adaptive.Mode, f.Strategy)
+		f.Caller.Type.T, f.BatchSize, f.BatchInterval, f.Mode, f.Strategy)
 	return nil
 }
 
@@ -132,7 +133,7 @@ func (f *throttleFn) Setup(ctx context.Context) error {
 // postpones by a batch interval under the Postpone strategy instead of
 // rejecting).
 func (f *throttleFn) newPolicy(rnd func() float64, groups int) (adaptive.Policy, error) {
-	if f.Adaptive.Mode == adaptive.ModePaced {
+	if f.Mode == ModePaced {
 		return adaptive.NewPacer(adaptive.PacerConfig{Groups: groups, Rate: f.Quota.knownRate()})
 	}
 	var postpone time.Duration
@@ -787,35 +788,33 @@ func (fr *firing) expiryDue() time.Time {
 // permits of the shared quota for its cost, if there is one: without them
 // the call is postponed until the quota has more. The permits asked for at
 // once are what the policy would send until the end of the firing's wait
-// (Budgeter), or of the quota's window if it ends sooner, at most left, the
+// (Policy.Budget), or of the quota's window if it ends sooner, at most left, the
 // cost of the calls remaining. While the quota's service is down, the pool
 // fails open or closed at once (see permitPool).
 func (fr *firing) decide(now time.Time, inFlight, cost, left int, deadline time.Time) adaptive.Decision {
 	f := fr.fn
 	if f.pool == nil {
-		return adaptive.DecideCost(f.policy, now, inFlight, cost)
+		return f.policy.Decide(now, inFlight, cost)
 	}
 	if f.pool.r != nil {
 		return fr.decideOnSlot(now, inFlight, cost, left, deadline)
 	}
 	want := left
-	if b, ok := f.policy.(adaptive.Budgeter); ok {
-		until := deadline
-		if wait := now.Add(firingWait(f.BatchInterval)); wait.After(until) {
-			until = wait
-		}
-		if end := f.pool.windowEnd(now); !end.IsZero() && end.Before(until) {
-			until = end // the permits lapse then
-		}
-		if n := b.Budget(now, until); n >= 0 {
-			want = min(want, max(n, cost))
-		}
+	until := deadline
+	if wait := now.Add(firingWait(f.BatchInterval)); wait.After(until) {
+		until = wait
+	}
+	if end := f.pool.windowEnd(now); !end.IsZero() && end.Before(until) {
+		until = end // the permits lapse then
+	}
+	if n := f.policy.Budget(now, until); n >= 0 {
+		want = min(want, max(n, cost))
 	}
 	perm := f.pool.permit(fr.ctx, now, cost, want, firingWait(f.BatchInterval))
 	if !perm.ok {
 		return adaptive.Decision{Verdict: adaptive.Postpone, RetryAt: perm.retryAt}
 	}
-	d := adaptive.DecideCost(f.policy, now, inFlight, cost)
+	d := f.policy.Decide(now, inFlight, cost)
 	f.pool.settle(fr.ctx, perm, d.Verdict == adaptive.Send)
 	return d
 }
@@ -842,17 +841,15 @@ func (fr *firing) decideOnSlot(now time.Time, inFlight, cost, left int, deadline
 			if !now.Add(slotAhead).Before(deadline) {
 				want = cost // slots beyond the firing would lapse
 			}
-			if b, ok := f.policy.(adaptive.Budgeter); ok {
-				if n := b.Budget(now, now.Add(slotAhead)); n >= 0 {
-					want = min(want, n)
-				}
+			if n := f.policy.Budget(now, now.Add(slotAhead)); n >= 0 {
+				want = min(want, n)
 			}
 			perm := f.pool.permit(fr.ctx, now, cost, max(want, cost), firingWait(f.BatchInterval))
 			if !perm.ok {
 				return adaptive.Decision{Verdict: adaptive.Postpone, RetryAt: perm.retryAt}
 			}
 			if !perm.paid { // the service is down: failing open
-				d := adaptive.DecideCost(f.policy, now, inFlight, cost)
+				d := f.policy.Decide(now, inFlight, cost)
 				f.pool.settle(fr.ctx, perm, d.Verdict == adaptive.Send)
 				return d
 			}
@@ -871,9 +868,9 @@ func (fr *firing) decideOnSlot(now time.Time, inFlight, cost, left int, deadline
 		// now: a pacer at the quota's rate then spaces its sends as the
 		// slots are spaced, instead of carrying each wake-up's lateness
 		// into the next call and postponing it past its slot.
-		d := adaptive.DecideCost(f.policy, at, inFlight, cost)
+		d := f.policy.Decide(at, inFlight, cost)
 		if d.Verdict == adaptive.Postpone && !d.RetryAt.After(now) && now.After(at) {
-			d = adaptive.DecideCost(f.policy, now, inFlight, cost) // it would send now
+			d = f.policy.Decide(now, inFlight, cost) // it would send now
 		}
 		f.pool.settle(fr.ctx, fr.slot, d.Verdict == adaptive.Send)
 		fr.slot = permission{}
