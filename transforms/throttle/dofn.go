@@ -788,7 +788,7 @@ func (fr *firing) expiryDue() time.Time {
 // permits of the shared quota for its cost, if there is one: without them
 // the call is postponed until the quota has more. The permits asked for at
 // once are what the policy would send until the end of the firing's wait
-// (Policy.Budget), or of the quota's window if it ends sooner, at most left, the
+// (Budgeter), or of the quota's window if it ends sooner, at most left, the
 // cost of the calls remaining. While the quota's service is down, the pool
 // fails open or closed at once (see permitPool).
 func (fr *firing) decide(now time.Time, inFlight, cost, left int, deadline time.Time) adaptive.Decision {
@@ -800,15 +800,17 @@ func (fr *firing) decide(now time.Time, inFlight, cost, left int, deadline time.
 		return fr.decideOnSlot(now, inFlight, cost, left, deadline)
 	}
 	want := left
-	until := deadline
-	if wait := now.Add(firingWait(f.BatchInterval)); wait.After(until) {
-		until = wait
-	}
-	if end := f.pool.windowEnd(now); !end.IsZero() && end.Before(until) {
-		until = end // the permits lapse then
-	}
-	if n := f.policy.Budget(now, until); n >= 0 {
-		want = min(want, max(n, cost))
+	if b, ok := f.policy, true; ok { // every Policy has a Budget now
+		until := deadline
+		if wait := now.Add(firingWait(f.BatchInterval)); wait.After(until) {
+			until = wait
+		}
+		if end := f.pool.windowEnd(now); !end.IsZero() && end.Before(until) {
+			until = end // the permits lapse then
+		}
+		if n := b.Budget(now, until); n >= 0 {
+			want = min(want, max(n, cost))
+		}
 	}
 	perm := f.pool.permit(fr.ctx, now, cost, want, firingWait(f.BatchInterval))
 	if !perm.ok {
@@ -841,8 +843,10 @@ func (fr *firing) decideOnSlot(now time.Time, inFlight, cost, left int, deadline
 			if !now.Add(slotAhead).Before(deadline) {
 				want = cost // slots beyond the firing would lapse
 			}
-			if n := f.policy.Budget(now, now.Add(slotAhead)); n >= 0 {
-				want = min(want, n)
+			if b, ok := f.policy, true; ok { // every Policy has a Budget now
+				if n := b.Budget(now, now.Add(slotAhead)); n >= 0 {
+					want = min(want, n)
+				}
 			}
 			perm := f.pool.permit(fr.ctx, now, cost, max(want, cost), firingWait(f.BatchInterval))
 			if !perm.ok {
