@@ -63,13 +63,13 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.IntVar(&o.Groups, "groups", throttle.DefaultGroups, "Number of throttle groups (parallelism; each has its own queue, and its own throttle state with --throttle_scope=group).")
 	fs.IntVar(&o.BatchSize, "batch_size", throttle.DefaultBatchSize, "Max elements a group processes per batch interval.")
 	fs.DurationVar(&o.BatchInterval, "batch_interval", throttle.DefaultBatchInterval, "How often a group with buffered elements processes a batch.")
-	fs.StringVar(&o.Mode, "throttle_mode", throttle.DefaultMode.Name(), "Throttle algorithm: paced (the default: spaces calls at the rate the backend accepts and postpones the rest) or sre (the original tool's SRE throttle: rejects at random, about K times the accepted rate gets through).")
+	fs.StringVar(&o.Mode, "throttle_mode", string(throttle.ModePaced), "Throttle algorithm: paced (the default: spaces calls at the rate the backend accepts and postpones the rest) or sre (the original tool's SRE throttle: rejects at random, about K times the accepted rate gets through).")
 	fs.StringVar(&o.Scope, "throttle_scope", "", "Which groups share one throttle: worker (all the groups on a worker pace together; the default with paced) or group (each group alone, its state in Beam state; the default with sre).")
-	fs.Float64Var(&o.K, "k", adaptive.DefaultK, "SRE throttle multiplier K (> 0): the client sends at most about K times what the backend accepts.")
-	fs.StringVar(&o.Window, "window", adaptive.FixedReset.Name(), "Throttle counter window: fixed (reset every --reset_interval) or sliding (--window_size in --bucket buckets).")
-	fs.DurationVar(&o.ResetInterval, "reset_interval", adaptive.DefaultResetInterval, "Fixed window: how often the counters are zeroed.")
-	fs.DurationVar(&o.WindowSize, "window_size", adaptive.DefaultWindowSize, "Sliding window: length of the window.")
-	fs.DurationVar(&o.Bucket, "bucket", adaptive.DefaultBucket, "Sliding window: bucket width.")
+	fs.Float64Var(&o.K, "k", 0, "SRE throttle multiplier K (> 0; 0 means 2): the client sends at most about K times what the backend accepts.")
+	fs.StringVar(&o.Window, "window", "fixed", "Throttle counter window: fixed (reset every --reset_interval) or sliding (--window_size in --bucket buckets).")
+	fs.DurationVar(&o.ResetInterval, "reset_interval", 0, "Fixed window: how often the counters are zeroed (0 means 1m).")
+	fs.DurationVar(&o.WindowSize, "window_size", 0, "Sliding window: length of the window (0 means 2m).")
+	fs.DurationVar(&o.Bucket, "bucket", 0, "Sliding window: bucket width (0 means 1s).")
 	fs.StringVar(&o.Strategy, "strategy", "", "What to do with throttled elements: postpone (keep them queued until --max_wait; the default with --throttle_mode=paced), route (to the throttled outputs; the default with sre), drop, or retry.")
 	fs.IntVar(&o.MaxAttempts, "max_attempts", throttle.DefaultMaxAttempts, "Retry strategy: max attempts per element in this run.")
 	fs.DurationVar(&o.MaxAge, "max_age", throttle.DefaultMaxAge, "Retry strategy: max time since an element's first attempt.")
@@ -208,20 +208,19 @@ func (o Options) Validate() error {
 // throttleFlags names the flag of each throttle setting, as the throttle
 // layer names it in its errors: the options of transforms/throttle
 // (throttle.OptionError: Option, or Option.Field for WithQuota) and the
-// fields of adaptive.Config (adaptive.ConfigError: Field).
+// fields of adaptive.SREConfig (adaptive.ConfigError: Field).
 var throttleFlags = map[string]string{
 	"WithGroups": "groups", "WithBatchSize": "batch_size", "WithBatchInterval": "batch_interval",
 	"WithStrategy": "strategy", "WithScope": "throttle_scope", "WithMaxAttempts": "max_attempts",
 	"WithMaxAge": "max_age", "WithCallTimeout": "call_timeout", "WithCallsInFlight": "calls_in_flight",
 	"WithMaxBuffered": "max_buffered", "WithMaxWait": "max_wait", "WithMaxStall": "max_wait", "WithItemsPerCall": "items_per_call",
-	"WithBytesPerCall": "bytes_per_call",
+	"WithBytesPerCall": "bytes_per_call", "WithMode": "throttle_mode",
 
 	"WithQuota.Backend": "quota_backend", "WithQuota.Addr": "quota_address", "WithQuota.Key": "quota_key",
 	"WithQuota.Rate": "quota_rate", "WithQuota.Burst": "quota_burst", "WithQuota.Domain": "quota_domain",
 	"WithQuota.Descriptors": "quota_descriptors", "WithQuota.Timeout": "quota_timeout",
 
-	"K": "k", "Window": "window", "ResetInterval": "reset_interval", "WindowSize": "window_size",
-	"Bucket": "bucket", "Mode": "throttle_mode",
+	"K": "k", "ResetInterval": "reset_interval", "WindowSize": "window_size", "Bucket": "bucket",
 }
 
 // flagErrors rewrites the errors of the throttle layer in err (joined with

@@ -15,11 +15,11 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
-	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle"
 )
 
@@ -55,7 +55,7 @@ type Options struct {
 	CallerOptions CallerOptions
 
 	// Throttle.
-	Mode          string // "paced" or "sre" ("" is throttle.DefaultMode)
+	Mode          string // "paced" or "sre", in any case ("" is the transform's default, paced)
 	Scope         string // "worker", "group" or "" (the mode's default)
 	Groups        int
 	BatchSize     int
@@ -124,17 +124,14 @@ func (o Options) throttleOptions() ([]throttle.Option, error) {
 		opts = append(opts, throttle.WithCountFailuresAsRejects())
 	}
 	var errs []error
-	if o.Mode != "" { // else the transform's default
-		m, err := adaptive.ParseMode(o.Mode)
-		errs = append(errs, err)
-		opts = append(opts, throttle.WithMode(m))
-	}
-	w, err := adaptive.ParseWindow(o.Window)
-	errs = append(errs, err)
-	if w == adaptive.Sliding {
-		opts = append(opts, throttle.WithSlidingWindow(o.WindowSize, o.Bucket))
-	} else {
+	opts = append(opts, throttle.WithMode(throttle.Mode(o.Mode))) // "" is the transform's default
+	switch strings.ToLower(o.Window) {
+	case "", "fixed":
 		opts = append(opts, throttle.WithResetInterval(o.ResetInterval))
+	case "sliding":
+		opts = append(opts, throttle.WithSlidingWindow(o.WindowSize, o.Bucket))
+	default:
+		errs = append(errs, fmt.Errorf("--window: must be fixed or sliding, got %q", o.Window))
 	}
 	strategy, err := throttle.ParseStrategy(o.Strategy)
 	errs = append(errs, err)

@@ -121,13 +121,13 @@ type Result struct {
 	RetryAfter time.Duration // a throttling answer's Retry-After, 0 if none
 }
 
-// Policy decides, call by call, whether to send now (adaptive.Policy with
-// the cost of the call).
+// Policy decides, call by call, whether to send now: the part of
+// adaptive.Policy a firing uses.
 type Policy interface {
 	Decide(now time.Time, inFlight, cost int) adaptive.Decision
 	Record(now time.Time, a adaptive.Answer)
-	// Budget returns how many calls of cost 1 it would send in
-	// [now, until), or -1 without a bound.
+	// Budget returns how many cost units it would send in [now, until],
+	// or -1 without a bound.
 	Budget(now, until time.Time) int
 }
 
@@ -597,21 +597,4 @@ func laterOf(a, b time.Time) time.Time {
 		return a
 	}
 	return b
-}
-
-// PolicyOf is p as a firing asks it: with the cost of each call
-// (adaptive.DecideCost), and the budget of the time ahead when p has one.
-func PolicyOf(p adaptive.Policy) Policy { return costPolicy{p} }
-
-type costPolicy struct{ adaptive.Policy }
-
-func (p costPolicy) Decide(now time.Time, inFlight, cost int) adaptive.Decision {
-	return adaptive.DecideCost(p.Policy, now, inFlight, cost)
-}
-
-func (p costPolicy) Budget(now, until time.Time) int {
-	if b, ok := p.Policy.(adaptive.Budgeter); ok {
-		return b.Budget(now, until)
-	}
-	return -1
 }

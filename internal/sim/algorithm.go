@@ -81,11 +81,11 @@ func Algorithms() []Algorithm {
 		PacerPerGroupAlgorithm(),
 		OriginalAlgorithm(),
 		AdaptiveAlgorithm(SREFixedK2, "SRE, K=2, all requests counted, fixed 1-minute window (the transform's default)",
-			adaptive.Config{K: 2, Window: adaptive.FixedReset}),
+			adaptive.SREConfig{K: 2}),
 		AdaptiveAlgorithm(SREK2, "SRE, K=2, sliding 2-minute window in 1 s buckets",
-			adaptive.Config{K: 2, Window: adaptive.Sliding}),
+			adaptive.SREConfig{K: 2, Sliding: true}),
 		AdaptiveAlgorithm(SREK11, "SRE, K=1.1, sliding 2-minute window in 1 s buckets",
-			adaptive.Config{K: 1.1, Window: adaptive.Sliding}),
+			adaptive.SREConfig{K: 1.1, Sliding: true}),
 		NoneAlgorithm(),
 		OracleAlgorithm(),
 	}
@@ -93,7 +93,7 @@ func Algorithms() []Algorithm {
 
 // PacerAlgorithm is adaptive.Pacer as the transform's paced mode builds it
 // (transforms/throttle, worker scope): one Pacer per worker, shared by the
-// worker's groups (adaptive.Shared, PacerConfig{Groups: 1}). It spaces the
+// worker's groups (adaptive.NewShared, PacerConfig{Groups: 1}). It spaces the
 // worker's sends at its rate and postpones the rest; it never rejects.
 func PacerAlgorithm() Algorithm {
 	return Algorithm{
@@ -129,10 +129,10 @@ func newPacer(groups int) *adaptive.Pacer {
 }
 
 // AdaptiveAlgorithm returns an Algorithm running the SRE throttle with cfg
-// (an adaptive.SRE policy, cfg.Mode ModeSRE) in every group, in the
+// (an adaptive.SRE policy) in every group, in the
 // per-element model: it sends or rejects, never postpones. It panics if
 // cfg is invalid.
-func AdaptiveAlgorithm(name, description string, cfg adaptive.Config) Algorithm {
+func AdaptiveAlgorithm(name, description string, cfg adaptive.SREConfig) Algorithm {
 	if _, err := adaptive.NewSRE(cfg, nil, 0); err != nil {
 		panic(fmt.Sprintf("sim.AdaptiveAlgorithm: %v", err))
 	}
@@ -192,7 +192,7 @@ func (o *original) advance(now time.Time) {
 	}
 }
 
-func (o *original) Decide(now time.Time, _ int) adaptive.Decision {
+func (o *original) Decide(now time.Time, _, _ int) adaptive.Decision {
 	o.advance(now)
 	p := max(0, (float64(o.sent)-o.k*float64(o.accepted))/(float64(o.sent)+1))
 	if o.rnd() < p {
@@ -201,6 +201,9 @@ func (o *original) Decide(now time.Time, _ int) adaptive.Decision {
 	o.sent++
 	return verdict(true, p)
 }
+
+// Budget sets no bound, as the SRE throttle's.
+func (o *original) Budget(time.Time, time.Time) int { return -1 }
 
 func (o *original) Record(now time.Time, a adaptive.Answer) {
 	o.advance(now)
@@ -247,10 +250,11 @@ func NoneAlgorithm() Algorithm {
 // none is the Policy of NoneAlgorithm.
 type none struct{}
 
-func (none) Decide(time.Time, int) adaptive.Decision {
+func (none) Decide(time.Time, int, int) adaptive.Decision {
 	return adaptive.Decision{Verdict: adaptive.Send}
 }
 func (none) Record(time.Time, adaptive.Answer) {}
+func (none) Budget(time.Time, time.Time) int   { return -1 }
 func (none) MarshalBinary() ([]byte, error)    { return nil, nil }
 func (none) UnmarshalBinary([]byte) error      { return nil }
 
@@ -272,7 +276,7 @@ type oracle struct {
 	next  func(time.Duration) time.Duration
 }
 
-func (o oracle) Decide(now time.Time, _ int) adaptive.Decision {
+func (o oracle) Decide(now time.Time, _, _ int) adaptive.Decision {
 	at := now.Sub(o.start)
 	next := o.next(at)
 	if next <= at {
@@ -285,5 +289,6 @@ func (o oracle) Decide(now time.Time, _ int) adaptive.Decision {
 }
 
 func (oracle) Record(time.Time, adaptive.Answer) {}
+func (oracle) Budget(time.Time, time.Time) int   { return -1 }
 func (oracle) MarshalBinary() ([]byte, error)    { return nil, nil }
 func (oracle) UnmarshalBinary([]byte) error      { return nil }

@@ -169,7 +169,7 @@ func (g *group) startFiring(t time.Duration) {
 	if g.core == nil {
 		g.core = new(firing.Firing)
 	}
-	g.core.Reset(r.cfg.coreConfig(), firing.Env{Policy: checked{firing.PolicyOf(g.pol), &g.err}}, at, at)
+	g.core.Reset(r.cfg.coreConfig(), firing.Env{Policy: checked{g.pol, &g.err}}, at, at)
 	g.core.Taking()
 	g.firing, g.fireAt, g.hi = true, t, 0
 	g.taken = g.taken[:0]

@@ -40,7 +40,7 @@ type script struct {
 	records   []record
 }
 
-func (s *script) Decide(now time.Time, inFlight int) adaptive.Decision {
+func (s *script) Decide(now time.Time, inFlight, _ int) adaptive.Decision {
 	at := now.Sub(s.start)
 	s.decisions = append(s.decisions, decision{at, inFlight})
 	v := s.decide(len(s.decisions)-1, at)
@@ -55,8 +55,9 @@ func (s *script) Record(now time.Time, a adaptive.Answer) {
 	s.records = append(s.records, record{now.Sub(s.start), a.Sent.Sub(s.start), a.Outcome, a.RetryAfter})
 }
 
-func (s *script) MarshalBinary() ([]byte, error) { return nil, nil }
-func (s *script) UnmarshalBinary([]byte) error   { return nil }
+func (s *script) Budget(time.Time, time.Time) int { return -1 }
+func (s *script) MarshalBinary() ([]byte, error)  { return nil, nil }
+func (s *script) UnmarshalBinary([]byte) error    { return nil }
 
 // answer is a scripted backend answer.
 type answer struct {

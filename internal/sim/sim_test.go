@@ -289,7 +289,7 @@ func TestPersist(t *testing.T) {
 		for _, alg := range sim.Algorithms() {
 			switch alg.Name {
 			case sim.None, sim.Oracle, sim.SREK11:
-				continue // stateless, or a Throttler like the others
+				continue // stateless, or an SRE like the others
 			}
 			cfg := c.Config
 			cfg.Groups = 8
@@ -521,7 +521,7 @@ type fixedRate struct {
 	next  time.Time
 }
 
-func (f *fixedRate) Decide(now time.Time, _ int) adaptive.Decision {
+func (f *fixedRate) Decide(now time.Time, _, _ int) adaptive.Decision {
 	if now.Before(f.next) {
 		return adaptive.Decision{Verdict: adaptive.Postpone, RetryAt: f.next}
 	}
@@ -529,6 +529,7 @@ func (f *fixedRate) Decide(now time.Time, _ int) adaptive.Decision {
 	return adaptive.Decision{Verdict: adaptive.Send}
 }
 func (f *fixedRate) Record(time.Time, adaptive.Answer) {}
+func (f *fixedRate) Budget(time.Time, time.Time) int   { return -1 }
 func (f *fixedRate) MarshalBinary() ([]byte, error)    { return nil, nil }
 func (f *fixedRate) UnmarshalBinary(data []byte) error { return nil }
 

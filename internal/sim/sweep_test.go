@@ -18,7 +18,7 @@ func TestSweep(t *testing.T) {
 	sc.Phases[1].At = time.Minute
 	s := sim.Suite{
 		Cases:      []sim.Case{{Name: "rise", Family: "f", Scenario: sc, Config: sim.DefaultConfig(1), Goal: sim.Goal{MaxWaste: 0.03}}},
-		Algorithms: []sim.Algorithm{sim.AdaptiveAlgorithm(sim.SREK2, "", adaptive.Config{K: 2, Window: adaptive.Sliding}), sim.OracleAlgorithm()},
+		Algorithms: []sim.Algorithm{sim.AdaptiveAlgorithm(sim.SREK2, "", adaptive.SREConfig{K: 2, Sliding: true}), sim.OracleAlgorithm()},
 		Groups:     []int{8},
 	}
 	seeds := []uint64{1, 2, 3, 4}

@@ -23,13 +23,33 @@ var alwaysAllow = math.Nextafter(1, 0)
 // constRand returns a random function that always returns v.
 func constRand(v float64) func() float64 { return func() float64 { return v } }
 
-func mustNew(t testing.TB, cfg adaptive.Config, rnd func() float64) *adaptive.Throttler {
+func mustNew(t testing.TB, cfg adaptive.SREConfig, rnd func() float64) *adaptive.SRE {
 	t.Helper()
-	th, err := adaptive.New(cfg, rnd)
+	s, err := adaptive.NewSRE(cfg, rnd, 0)
 	if err != nil {
-		t.Fatalf("New(%+v) error: %v", cfg, err)
+		t.Fatalf("NewSRE(%+v) error: %v", cfg, err)
 	}
-	return th
+	return s
+}
+
+// decide asks s about one request at now, none in flight, and returns
+// whether it is sent and the p it used.
+func decide(s *adaptive.SRE, now time.Time) (allow bool, p float64) {
+	d := s.Decide(now, 0, 1)
+	return d.Verdict == adaptive.Send, d.Probability
+}
+
+// record gives s the outcome, at now, of a request sent at now.
+func record(s *adaptive.SRE, now time.Time, o adaptive.Outcome) {
+	s.Record(now, adaptive.Answer{Outcome: o, Sent: now})
+}
+
+// windowName names a window for subtests: "Sliding" or "FixedReset".
+func windowName(sliding bool) string {
+	if sliding {
+		return "Sliding"
+	}
+	return "FixedReset"
 }
 
 func TestProbabilityFunc(t *testing.T) {
@@ -68,7 +88,7 @@ func TestProbabilityFunc(t *testing.T) {
 	}
 }
 
-// TestProbabilityUnderLoad feeds traces of backend responses to a Throttler
+// TestProbabilityUnderLoad feeds traces of backend responses to an SRE
 // that allows everything and checks p before every request against the
 // formula, and the final counts and p against hand-computed values.
 // Trace letters: A accepted, T throttled, F failed (not overload).
@@ -93,11 +113,11 @@ func TestProbabilityUnderLoad(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			th := mustNew(t, adaptive.Config{K: tc.k}, constRand(alwaysAllow))
+			th := mustNew(t, adaptive.SREConfig{K: tc.k}, constRand(alwaysAllow))
 			now := t0
 			var requests, accepts int64
 			for i, c := range tc.trace {
-				allow, p := th.Decide(now)
+				allow, p := decide(th, now)
 				if want := formula(requests, accepts, tc.k); math.Abs(p-want) > 1e-15 {
 					t.Fatalf("request %d: got p %v, want %v", i, p, want)
 				}
@@ -107,21 +127,21 @@ func TestProbabilityUnderLoad(t *testing.T) {
 				requests++
 				switch c {
 				case 'A':
-					th.Record(now, adaptive.Accepted)
+					record(th, now, adaptive.Accepted)
 					accepts++
 				case 'F':
-					th.Record(now, adaptive.Failed)
+					record(th, now, adaptive.Failed)
 					accepts++
 				case 'T':
-					th.Record(now, adaptive.Throttled)
+					record(th, now, adaptive.Throttled)
 				}
 				now = now.Add(time.Second)
 			}
-			gotReq, gotAcc := th.Counts(now)
+			gotReq, gotAcc := adaptive.Counts(th, now)
 			if gotReq != tc.wantRequests || gotAcc != tc.wantAccepts {
 				t.Errorf("got counts (%d, %d), want (%d, %d)", gotReq, gotAcc, tc.wantRequests, tc.wantAccepts)
 			}
-			if got := th.Probability(now); math.Abs(got-tc.wantP) > 1e-15 {
+			if got := adaptive.P(th, now); math.Abs(got-tc.wantP) > 1e-15 {
 				t.Errorf("got Probability %v, want %v", got, tc.wantP)
 			}
 		})
@@ -157,16 +177,16 @@ func TestLocalRejectionsCountAsRequests(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			i := 0
-			th := mustNew(t, adaptive.Config{K: tc.k}, func() float64 { i++; return tc.rnd[i-1] })
+			th := mustNew(t, adaptive.SREConfig{K: tc.k}, func() float64 { i++; return tc.rnd[i-1] })
 			for j := range tc.rnd {
-				allow, p := th.Decide(t0)
+				allow, p := decide(th, t0)
 				if allow != tc.wantAllow[j] || math.Abs(p-tc.wantP[j]) > 1e-15 {
 					t.Errorf("request %d: got (%v, %v), want (%v, %v)", j, allow, p, tc.wantAllow[j], tc.wantP[j])
 				}
 				if allow {
-					th.Record(t0, adaptive.Throttled)
+					record(th, t0, adaptive.Throttled)
 				}
-				if req, _ := th.Counts(t0); req != int64(j+1) {
+				if req, _ := adaptive.Counts(th, t0); req != int64(j+1) {
 					t.Errorf("after request %d: got %d requests, want %d", j, req, j+1)
 				}
 			}
@@ -195,35 +215,40 @@ func TestFailedOutcome(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := adaptive.Config{CountFailuresAsRejects: tc.countFailuresAsRejects}
+			cfg := adaptive.SREConfig{CountFailuresAsRejects: tc.countFailuresAsRejects}
 			th := mustNew(t, cfg, constRand(alwaysAllow))
 			for range 4 {
-				th.Decide(t0)
-				th.Record(t0, tc.outcome)
+				decide(th, t0)
+				record(th, t0, tc.outcome)
 			}
-			req, acc := th.Counts(t0)
+			req, acc := adaptive.Counts(th, t0)
 			if req != 4 || acc != tc.wantAccepts {
 				t.Errorf("got counts (%d, %d), want (4, %d)", req, acc, tc.wantAccepts)
 			}
-			if got, want := th.Probability(t0), formula(4, tc.wantAccepts, adaptive.DefaultK); got != want {
+			if got, want := adaptive.P(th, t0), formula(4, tc.wantAccepts, adaptive.DefaultK); got != want {
 				t.Errorf("got Probability %v, want %v", got, want)
 			}
 		})
 	}
 }
 
+// TestUnstarted: a new SRE's window starts at its first event, whose
+// request is sent with p 0 (even with a random value of 0).
 func TestUnstarted(t *testing.T) {
-	for _, w := range []adaptive.Window{adaptive.FixedReset, adaptive.Sliding} {
-		t.Run(w.String(), func(t *testing.T) {
-			th := mustNew(t, adaptive.Config{Window: w}, nil)
-			if got := th.Probability(t0); got != 0 {
-				t.Errorf("got Probability %v before any event, want 0", got)
-			}
-			if req, acc := th.Counts(t0); req != 0 || acc != 0 {
-				t.Errorf("got counts (%d, %d) before any event, want (0, 0)", req, acc)
-			}
+	for _, w := range []bool{false, true} {
+		t.Run(windowName(w), func(t *testing.T) {
+			th := mustNew(t, adaptive.SREConfig{Sliding: w}, constRand(0))
 			if adaptive.Started(th) {
-				t.Errorf("got a started Throttler after Probability and Counts, want unstarted")
+				t.Fatalf("got a started window before any event, want unstarted")
+			}
+			if allow, p := decide(th, t0); !allow || p != 0 {
+				t.Errorf("first request: got (%v, %v), want (true, 0)", allow, p)
+			}
+			if !adaptive.Started(th) {
+				t.Errorf("got an unstarted window after Decide, want started")
+			}
+			if req, acc := adaptive.Counts(th, t0); req != 1 || acc != 0 {
+				t.Errorf("got counts (%d, %d) after one request, want (1, 0)", req, acc)
 			}
 		})
 	}
@@ -242,14 +267,14 @@ func TestExtremeTimes(t *testing.T) {
 		time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC),
 		time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC),
 	}
-	for _, w := range []adaptive.Window{adaptive.FixedReset, adaptive.Sliding} {
-		t.Run(w.String(), func(t *testing.T) {
-			cfg := adaptive.Config{Window: w, ResetInterval: time.Nanosecond, WindowSize: 3, Bucket: 1}
+	for _, w := range []bool{false, true} {
+		t.Run(windowName(w), func(t *testing.T) {
+			cfg := adaptive.SREConfig{Sliding: w, ResetInterval: time.Nanosecond, WindowSize: 3, Bucket: 1}
 			th := mustNew(t, cfg, nil)
 			for _, now := range append(times, times...) {
-				_, p := th.Decide(now)
-				th.Record(now, adaptive.Throttled)
-				req, acc := th.Counts(now)
+				_, p := decide(th, now)
+				record(th, now, adaptive.Throttled)
+				req, acc := adaptive.Counts(th, now)
 				if p < 0 || p > 1 || math.IsNaN(p) || req < 1 || acc != 0 {
 					t.Errorf("at %v: got p %v, counts (%d, %d), want p in [0,1], at least one request, no accepts",
 						now, p, req, acc)
@@ -259,36 +284,14 @@ func TestExtremeTimes(t *testing.T) {
 	}
 }
 
-func TestEnumStrings(t *testing.T) {
-	tests := []struct {
-		got, want string
-	}{
-		{adaptive.FixedReset.String(), "FixedReset"},
-		{adaptive.Sliding.String(), "Sliding"},
-		{adaptive.Window(7).String(), "Window(7)"},
-		{adaptive.Accepted.String(), "Accepted"},
-		{adaptive.Throttled.String(), "Throttled"},
-		{adaptive.Failed.String(), "Failed"},
-		{adaptive.Outcome(-1).String(), "Outcome(-1)"},
-		{adaptive.ModeSRE.String(), "SRE"},
-		{adaptive.ModePaced.String(), "Paced"},
-		{adaptive.Mode(5).String(), "Mode(5)"},
-	}
-	for _, tc := range tests {
-		if tc.got != tc.want {
-			t.Errorf("got %q, want %q", tc.got, tc.want)
-		}
-	}
-}
-
 // modeConfigs are one configuration of each window, for the tests and
 // benchmarks that cover them all.
 var modeConfigs = []struct {
 	name string
-	cfg  adaptive.Config
+	cfg  adaptive.SREConfig
 }{
-	{"FixedReset", adaptive.Config{Window: adaptive.FixedReset}},
-	{"Sliding", adaptive.Config{Window: adaptive.Sliding}},
+	{"FixedReset", adaptive.SREConfig{}},
+	{"Sliding", adaptive.SREConfig{Sliding: true}},
 }
 
 func TestDecideRecordZeroAllocs(t *testing.T) {
@@ -299,15 +302,13 @@ func TestDecideRecordZeroAllocs(t *testing.T) {
 			i := 0
 			allocs := testing.AllocsPerRun(1000, func() {
 				now = now.Add(37 * time.Millisecond)
-				if allow, _ := th.Decide(now); allow {
-					th.Record(now, adaptive.Outcome(i%3))
+				if allow, _ := decide(th, now); allow {
+					record(th, now, adaptive.Outcome(i%3))
 				}
-				th.Probability(now)
-				th.Counts(now)
 				i++
 			})
 			if allocs != 0 {
-				t.Errorf("got %v allocs per Decide+Record+Probability+Counts, want 0", allocs)
+				t.Errorf("got %v allocs per Decide+Record, want 0", allocs)
 			}
 		})
 	}
@@ -325,8 +326,8 @@ func BenchmarkDecideRecord(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				now = now.Add(time.Millisecond)
-				if allow, _ := th.Decide(now); allow {
-					th.Record(now, adaptive.Outcome(i%3))
+				if allow, _ := decide(th, now); allow {
+					record(th, now, adaptive.Outcome(i%3))
 				}
 				i++
 			}
@@ -343,21 +344,21 @@ func BenchmarkDecide(b *testing.B) {
 			now := t0
 			for i := range 2000 { // into the limited regime
 				now = now.Add(time.Millisecond)
-				if allow, _ := th.Decide(now); allow {
-					th.Record(now, adaptive.Outcome(i%2))
+				if allow, _ := decide(th, now); allow {
+					record(th, now, adaptive.Outcome(i%2))
 				}
 			}
 			b.ReportAllocs()
 			for b.Loop() {
 				now = now.Add(time.Microsecond)
-				th.Decide(now)
+				decide(th, now)
 			}
 		})
 	}
 }
 
-// costPolicies are the Costers, over a Pacer, for the tests and
-// benchmarks of DecideCost.
+// costPolicies are the policies that charge costs, a Pacer bare and
+// shared, for the tests and benchmarks of Decide with a cost.
 var costPolicies = []struct {
 	name string
 	new  func(testing.TB) adaptive.Policy
@@ -375,7 +376,7 @@ func mustNewPacer(tb testing.TB) *adaptive.Pacer {
 	return p
 }
 
-func TestDecideCostZeroAllocs(t *testing.T) {
+func TestDecideCostsZeroAllocs(t *testing.T) {
 	for _, cp := range costPolicies {
 		t.Run(cp.name, func(t *testing.T) {
 			p := cp.new(t)
@@ -383,20 +384,20 @@ func TestDecideCostZeroAllocs(t *testing.T) {
 			i := 0
 			allocs := testing.AllocsPerRun(1000, func() {
 				now = now.Add(37 * time.Millisecond)
-				if d := adaptive.DecideCost(p, now, 0, 1+i%100); d.Verdict == adaptive.Send {
+				if d := p.Decide(now, 0, 1+i%100); d.Verdict == adaptive.Send {
 					p.Record(now, adaptive.Answer{Outcome: adaptive.Outcome(i % 3), Sent: now})
 				}
 				i++
 			})
 			if allocs != 0 {
-				t.Errorf("got %v allocs per DecideCost+Record, want 0", allocs)
+				t.Errorf("got %v allocs per Decide+Record, want 0", allocs)
 			}
 		})
 	}
 }
 
 // BenchmarkDecideCost measures a decision on a request of cost 1 to 100,
-// a microsecond apart, through the function DecideCost, with the answer of
+// a microsecond apart, with the answer of
 // each request let through recorded as accepted.
 func BenchmarkDecideCost(b *testing.B) {
 	for _, cp := range costPolicies {
@@ -407,7 +408,7 @@ func BenchmarkDecideCost(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				now = now.Add(time.Microsecond)
-				if d := adaptive.DecideCost(p, now, 0, 1+i%100); d.Verdict == adaptive.Send {
+				if d := p.Decide(now, 0, 1+i%100); d.Verdict == adaptive.Send {
 					p.Record(now, adaptive.Answer{Outcome: adaptive.Accepted, Sent: now})
 				}
 				i++
@@ -416,26 +417,26 @@ func BenchmarkDecideCost(b *testing.B) {
 	}
 }
 
-// TestDecideWithPending: pending calls are left out of p, so a
-// wave of concurrent first calls is not throttled by its own requests; the
+// TestDecideInFlight: requests in flight are left out of p, so a wave of
+// concurrent first calls is not throttled by its own requests; the
 // requests are still counted.
-func TestDecideWithPending(t *testing.T) {
+func TestDecideInFlight(t *testing.T) {
 	now := time.Unix(1000, 0)
-	thr, err := adaptive.New(adaptive.Config{}, func() float64 { return 0.01 })
+	thr, err := adaptive.NewSRE(adaptive.SREConfig{}, func() float64 { return 0.01 }, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range 8 {
-		allow, p := thr.DecideWithPending(now, i)
-		if !allow || p != 0 {
+		d := thr.Decide(now, i, 1)
+		if allow, p := d.Verdict == adaptive.Send, d.Probability; !allow || p != 0 {
 			t.Errorf("call %d with %d pending: allow %v, p %v; want allowed with p 0", i, i, allow, p)
 		}
 	}
-	if r, a := thr.Counts(now); r != 8 || a != 0 {
+	if r, a := adaptive.Counts(thr, now); r != 8 || a != 0 {
 		t.Errorf("counts %d requests %d accepts, want 8, 0", r, a)
 	}
 	// Without the pending calls left out, the same state throttles.
-	if allow, p := thr.Decide(now); allow || p != adaptive.Probability(8, 0, adaptive.DefaultK) {
+	if allow, p := decide(thr, now); allow || p != adaptive.Probability(8, 0, adaptive.DefaultK) {
 		t.Errorf("Decide after 8 unanswered requests: allow %v, p %v", allow, p)
 	}
 }

@@ -1,8 +1,6 @@
 package adaptive_test
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -13,78 +11,82 @@ import (
 // on every request. The random source is fixed at 0.5, so a request is
 // rejected locally once p exceeds 0.5; rejected requests still count, and
 // after the one-minute window resets, requests flow again.
-func ExampleThrottler() {
-	th, err := adaptive.New(adaptive.Config{K: 2}, func() float64 { return 0.5 })
+func ExampleSRE() {
+	sre, err := adaptive.NewSRE(adaptive.SREConfig{K: 2}, func() float64 { return 0.5 }, 0)
 	if err != nil {
 		panic(err)
 	}
 	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range 12 {
-		allow, p := th.Decide(now)
-		if allow {
+		d := sre.Decide(now, 0, 1)
+		if d.Verdict == adaptive.Send {
 			outcome := adaptive.Throttled
 			if i < 2 {
 				outcome = adaptive.Accepted
 			}
-			th.Record(now, outcome)
+			sre.Record(now, adaptive.Answer{Outcome: outcome, Sent: now})
 		}
-		fmt.Printf("request %2d: p=%.3f allow=%v\n", i, p, allow)
+		fmt.Printf("request %2d: p=%.3f send=%v\n", i, d.Probability, d.Verdict == adaptive.Send)
 		now = now.Add(time.Second)
 	}
-	requests, accepts := th.Counts(now)
-	fmt.Printf("window: %d requests, %d accepts\n", requests, accepts)
 
 	now = now.Add(time.Minute)
-	fmt.Printf("a minute later: p=%.3f\n", th.Probability(now))
+	d := sre.Decide(now, 0, 1)
+	fmt.Printf("a minute later: p=%.3f send=%v\n", d.Probability, d.Verdict == adaptive.Send)
 	// Output:
-	// request  0: p=0.000 allow=true
-	// request  1: p=0.000 allow=true
-	// request  2: p=0.000 allow=true
-	// request  3: p=0.000 allow=true
-	// request  4: p=0.000 allow=true
-	// request  5: p=0.167 allow=true
-	// request  6: p=0.286 allow=true
-	// request  7: p=0.375 allow=true
-	// request  8: p=0.444 allow=true
-	// request  9: p=0.500 allow=true
-	// request 10: p=0.545 allow=false
-	// request 11: p=0.583 allow=false
-	// window: 12 requests, 2 accepts
-	// a minute later: p=0.000
+	// request  0: p=0.000 send=true
+	// request  1: p=0.000 send=true
+	// request  2: p=0.000 send=true
+	// request  3: p=0.000 send=true
+	// request  4: p=0.000 send=true
+	// request  5: p=0.167 send=true
+	// request  6: p=0.286 send=true
+	// request  7: p=0.375 send=true
+	// request  8: p=0.444 send=true
+	// request  9: p=0.500 send=true
+	// request 10: p=0.545 send=false
+	// request 11: p=0.583 send=false
+	// a minute later: p=0.000 send=true
 }
 
-// errOverloaded stands for a backend's "429 Too Many Requests".
-var errOverloaded = errors.New("overloaded")
-
-// A Limiter protects a backend called from ordinary Go code, here with the
-// SRE throttle. The backend is always overloaded, so the Limiter soon
-// rejects most requests locally, without calling it.
-func ExampleLimiter() {
-	sre, err := adaptive.NewSRE(adaptive.Config{Window: adaptive.Sliding}, nil, 0)
+// A Pacer in front of a backend that accepts 20 requests a second and
+// answers 429 to the rest. Requests are attempted every 10 ms; the Pacer
+// sends them at a rate that starts at 5 a second and doubles every second
+// until the backend first refuses one, then cuts the rate and postpones
+// the others to their slot, so that at most one request a second is
+// refused once it has found the backend's rate. Time is injected, so the run is deterministic.
+func ExamplePacer() {
+	p, err := adaptive.NewPacer(adaptive.PacerConfig{})
 	if err != nil {
 		panic(err)
 	}
-	l := adaptive.NewLimiter(sre)
-	call := func() error { return errOverloaded }
-
-	ctx := context.Background()
-	calls := 0
-	for range 1000 {
-		sent, err := l.Wait(ctx)
-		if err != nil {
-			continue // ErrRejected: fail fast
+	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	var next time.Time // the backend accepts one request every 50 ms
+	for s := range 6 {
+		sent, refused := 0, 0
+		for i := range 100 {
+			now := start.Add(time.Duration(s)*time.Second + time.Duration(i)*10*time.Millisecond)
+			d := p.Decide(now, 0, 1)
+			if d.Verdict != adaptive.Send {
+				continue // adaptive.Postpone: ask again at d.RetryAt
+			}
+			sent++
+			a := adaptive.Answer{Outcome: adaptive.Accepted, Sent: now}
+			if now.Before(next) {
+				a.Outcome = adaptive.Throttled
+				refused++
+			} else {
+				next = now.Add(50 * time.Millisecond)
+			}
+			p.Record(now, a)
 		}
-		calls++
-		a := adaptive.Answer{Outcome: adaptive.Accepted, Sent: sent}
-		switch err := call(); {
-		case errors.Is(err, errOverloaded):
-			a.Outcome = adaptive.Throttled
-		case err != nil:
-			a.Outcome = adaptive.Failed
-		}
-		l.Record(a)
+		fmt.Printf("second %d: sent %2d, refused %d\n", s, sent, refused)
 	}
-	fmt.Println("most requests rejected locally:", calls < 100)
 	// Output:
-	// most requests rejected locally: true
+	// second 0: sent  7, refused 0
+	// second 1: sent 13, refused 0
+	// second 2: sent 20, refused 1
+	// second 3: sent 20, refused 1
+	// second 4: sent 20, refused 0
+	// second 5: sent 21, refused 1
 }

@@ -1,12 +1,48 @@
 package adaptive
 
-// What the external tests read of a Throttler's insides.
+import "time"
 
-// StateVersion is the version byte of a Throttler's state encoding.
-const StateVersion = stateVersion
+// What the external tests read of the package's insides.
 
-// Started reports whether t has seen an event.
-func Started(t *Throttler) bool { return t.started }
+// StateVersion is the version byte of the SRE policy's state encoding.
+const StateVersion = sreVersion
 
-// WindowStart is the start of t's FixedReset window, in Unix nanoseconds.
-func WindowStart(t *Throttler) int64 { return t.start }
+// Defaults and bounds of SREConfig.
+const (
+	DefaultK    = defaultK
+	DefaultSeed = defaultSeed
+	MaxBuckets  = maxBuckets
+)
+
+// Probability is the SRE rule's rejection probability.
+var Probability = probability
+
+// Started reports whether s's window has seen an event.
+func Started(s *SRE) bool {
+	switch w := s.w.(type) {
+	case *fixedWindow:
+		return w.started
+	case *slidingWindow:
+		return w.started
+	}
+	return false
+}
+
+// WindowStart is the start of s's fixed window, in Unix nanoseconds.
+func WindowStart(s *SRE) int64 { return s.w.(*fixedWindow).start }
+
+// Counts returns the requests and accepts in s's window as of now, after
+// moving a started window to now; it starts no window.
+func Counts(s *SRE, now time.Time) (requests, accepts int64) {
+	if !Started(s) {
+		return 0, 0
+	}
+	return s.w.sums(unixNanos(now))
+}
+
+// P returns the rejection probability the next Decide at now would use,
+// with no request in flight.
+func P(s *SRE, now time.Time) float64 {
+	r, a := Counts(s, now)
+	return probability(r, a, s.k)
+}

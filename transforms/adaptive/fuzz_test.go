@@ -2,6 +2,7 @@ package adaptive_test
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/hex"
 	"errors"
 	"math"
@@ -85,7 +86,7 @@ func checkP(t *testing.T, what string, p float64) {
 }
 
 // FuzzProbability checks, for any K and any sequence of events, that p is
-// in [0, 1] and never NaN, and that the Throttler's counts and decisions
+// in [0, 1] and never NaN, and that the SRE's counts and decisions
 // match the naive model in both window modes.
 //
 // data[0] selects the mode (bit 0) and CountFailuresAsRejects (bit 1);
@@ -107,9 +108,9 @@ func FuzzProbability(f *testing.F) {
 			return
 		}
 		span := time.Second + time.Duration(data[1]%16)*300*time.Millisecond
-		cfg := adaptive.Config{
+		cfg := adaptive.SREConfig{
 			K:                      k,
-			Window:                 adaptive.Window(data[0] & 1),
+			Sliding:                data[0]&1 != 0,
 			CountFailuresAsRejects: data[0]&2 != 0,
 			ResetInterval:          span,
 			WindowSize:             span,
@@ -117,7 +118,7 @@ func FuzzProbability(f *testing.F) {
 		}
 		var r float64
 		src := rand.New(rand.NewPCG(uint64(len(data)), 7))
-		th, err := adaptive.New(cfg, func() float64 { r = src.Float64(); return r })
+		th, err := adaptive.NewSRE(cfg, func() float64 { r = src.Float64(); return r }, 0)
 		validK := k == 0 || (k > 0 && !math.IsInf(k, 0))
 		if !validK {
 			if err == nil {
@@ -128,12 +129,12 @@ func FuzzProbability(f *testing.F) {
 		if err != nil {
 			t.Fatalf("New(%+v) error: %v", cfg, err)
 		}
-		m := &model{sliding: cfg.Window == adaptive.Sliding, span: int64(span)}
+		m := &model{sliding: cfg.Sliding, span: int64(span)}
 		if m.sliding {
 			m.span = int64(time.Second)
 			m.buckets = int64((span + time.Second - 1) / time.Second) // rounded up
 		}
-		effK := cfg.WithDefaults().K
+		effK := cmp.Or(k, adaptive.DefaultK)
 		now := t0
 		for i := 2; i+1 < len(data); i += 2 {
 			op, step := data[i], int8(data[i+1])
@@ -143,7 +144,7 @@ func FuzzProbability(f *testing.F) {
 			case 0: // Decide
 				m.observe(ns, true)
 				mr, ma := m.counts()
-				allow, p := th.Decide(now)
+				allow, p := decide(th, now)
 				checkP(t, "Decide", p)
 				if want := adaptive.Probability(mr, ma, effK); p != want {
 					t.Fatalf("op %d Decide: got p %v, want %v from model counts (%d, %d)", i, p, want, mr, ma)
@@ -155,12 +156,12 @@ func FuzzProbability(f *testing.F) {
 			case 1, 2, 3: // Record Accepted, Throttled, Failed
 				o := adaptive.Outcome(op%8 - 1)
 				m.observe(ns, true)
-				th.Record(now, o)
+				record(th, now, o)
 				if o == adaptive.Accepted || (o == adaptive.Failed && !cfg.CountFailuresAsRejects) {
 					m.events = append(m.events, modelEvent{n: m.cur, accept: true})
 				}
-			case 4: // save and restore into a new Throttler
-				next, err := adaptive.New(cfg, func() float64 { r = src.Float64(); return r })
+			case 4: // save and restore into a new SRE
+				next, err := adaptive.NewSRE(cfg, func() float64 { r = src.Float64(); return r }, 0)
 				if err != nil {
 					t.Fatalf("New error: %v", err)
 				}
@@ -174,7 +175,7 @@ func FuzzProbability(f *testing.F) {
 				th = next
 			case 5: // Probability
 				m.observe(ns, false)
-				checkP(t, "Probability", th.Probability(now))
+				checkP(t, "Probability", adaptive.P(th, now))
 			case 6: // a long jump forward
 				now = now.Add(24 * time.Hour)
 				ns = now.UnixNano()
@@ -182,12 +183,12 @@ func FuzzProbability(f *testing.F) {
 				m.observe(ns, false)
 			}
 			m.observe(ns, false)
-			gotR, gotA := th.Counts(now)
+			gotR, gotA := adaptive.Counts(th, now)
 			wantR, wantA := m.counts()
 			if gotR != wantR || gotA != wantA {
 				t.Fatalf("op %d (%d) at t0%+v: got counts (%d, %d), want (%d, %d)", i, op%8, now.Sub(t0), gotR, gotA, wantR, wantA)
 			}
-			checkP(t, "Probability", th.Probability(now))
+			checkP(t, "Probability", adaptive.P(th, now))
 		}
 	})
 }
@@ -204,7 +205,7 @@ func FuzzPacerState(f *testing.F) {
 	p := mustNewPacer(f)
 	now := t0
 	for i := range 100 {
-		d := p.DecideCost(now, 0, 1+i%50)
+		d := p.Decide(now, 0, 1+i%50)
 		if d.Verdict == adaptive.Postpone {
 			now = d.RetryAt
 			continue
@@ -263,7 +264,7 @@ func FuzzPacerState(f *testing.F) {
 		for i, b := range costs {
 			now = now.Add(time.Duration(b%16) * time.Millisecond)
 			cost := int(int8(b)) * 13
-			d := adaptive.DecideCost(p, now, 0, cost)
+			d := p.Decide(now, 0, cost)
 			switch d.Verdict {
 			case adaptive.Send:
 				if i%2 == 0 {

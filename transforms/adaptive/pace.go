@@ -34,17 +34,20 @@ import (
 //     row, the first accepted answer puts the rate back at Beta of the rate
 //     where the spell began, rather than climbing from the bottom.
 //   - Retry-After: a rejection that carries one blocks sending until then,
-//     less RetryAfterSlack (Retry-After is commonly rounded up to whole
-//     seconds).
+//     less a second (Retry-After is commonly rounded up to whole seconds:
+//     "1" means "somewhere within the next second", and waiting a whole
+//     second after every 429 would idle a batch loop that runs once a
+//     second). A Retry-After of a second or less therefore blocks nothing;
+//     a long one, such as the end of a fixed quota window, saves the
+//     requests that would certainly be rejected.
 //   - Idle time does not raise the rate: the curve advances only while
 //     requests wait for their slot.
 //
-// Requests may have a cost (see [Coster]): tokens, bytes, items. The rate
-// is then in cost units per second, and a request of cost c let through by
-// DecideCost puts the next slot c/rate later, so that a request of 100
-// tokens uses 100 times the slot of a request of 1. Decide is DecideCost
-// with cost 1: with every cost 1 the rate is in requests per second and
-// nothing else changes. StartRate and MinRate are in requests per second;
+// Requests may have a cost (see [Policy]): tokens, bytes, items. The rate
+// is in cost units per second, and a request of cost c let through puts
+// the next slot c/rate later, so that a request of 100 tokens uses 100
+// times the slot of a request of 1. With every cost 1 the rate is in
+// requests per second. StartRate and MinRate are in requests per second;
 // the Pacer scales them by its unit, an estimate of the cost of a typical
 // request: the cost of the first request it lets through, then an
 // exponentially weighted moving average over the requests it lets through,
@@ -56,11 +59,12 @@ import (
 // 0 (or less) is free: it waits for its slot, a Retry-After or a probe's
 // answer as any other, but does not move the next slot or the unit.
 //
-// The transform gives every group of a worker one Pacer (see [Shared]), so
-// the worker's calls are one evenly spaced stream; groups with a Pacer each
-// (PacerConfig.Groups) share a backend less well: see docs/sim/results.md.
+// The transform gives every group of a worker one Pacer (see [NewShared]),
+// so the worker's calls are one evenly spaced stream; groups with a Pacer
+// each (PacerConfig.Groups) share a backend less well.
 //
-// The zero value is not usable; make one with [NewPacer].
+// A Pacer is not safe for concurrent use. The zero value is not usable;
+// make one with [NewPacer].
 type Pacer struct {
 	cfg PacerConfig
 
@@ -82,26 +86,30 @@ type Pacer struct {
 	unit    float64 // typical cost of a request (EWMA); 0 until a request with a cost is let through
 }
 
-// PacerConfig configures a [Pacer]. Zero values mean the documented
-// defaults.
+// PacerConfig configures a [Pacer]. The zero value is valid, and zero
+// fields mean the documented defaults, chosen on the whole simulator suite
+// rather than on one scenario.
 type PacerConfig struct {
 	// StartRate is the rate, in requests per second, at which slow start
 	// begins (StartRate × the typical cost in cost units per second: see
-	// [Pacer]). Zero means DefaultStartRate.
+	// [Pacer]). Zero means 5; it must otherwise be positive.
 	StartRate float64
 	// Beta is the share of the rate kept by the first decrease of a
-	// congestion, in (0, 1). Zero means DefaultBeta.
+	// congestion, in (0, 1). Zero means 0.9.
 	Beta float64
 	// Recover is how long the cubic curve takes to climb back to the rate
-	// before a decrease. Zero means DefaultRecover.
+	// before a decrease. Zero means 3 seconds; negative is an error.
 	Recover time.Duration
 	// Backoff is the share of the rate kept by each further decrease
 	// while the backend still rejects everything after one, in (0, 1].
-	// Zero means DefaultBackoff.
+	// Zero means 0.7.
 	Backoff float64
 	// MinRate is the lowest rate, in requests per second (MinRate × the
-	// typical cost in cost units per second: see [Pacer]). Zero means
-	// DefaultPacerMinRate.
+	// typical cost in cost units per second: see [Pacer]), at most
+	// StartRate. Zero means one request every 5 seconds, so that a Pacer
+	// keeps probing a backend that rejects everything without Retry-After
+	// (an outage, a used-up quota window) and finds it back within
+	// seconds, at a cost of at most 12 rejected requests a minute.
 	MinRate float64
 	// Rate is the backend's known rate, in cost units per second, where a
 	// caller knows it (a quota handed out as time slots): the Pacer starts
@@ -118,28 +126,17 @@ type PacerConfig struct {
 	Groups int
 }
 
-// Defaults of PacerConfig, chosen on the whole simulator suite
-// (docs/sim/results.md), not on one scenario, and the Pacer's fixed
+// Defaults of PacerConfig (documented there), and the Pacer's fixed
 // bounds.
 const (
-	DefaultStartRate = 5.0
-	DefaultBeta      = 0.9
-	DefaultRecover   = 3 * time.Second
-	DefaultBackoff   = 0.7
-	// DefaultPacerMinRate is PacerConfig.MinRate's default: one request
-	// every 5 seconds, so that a pacer keeps probing a backend that rejects
-	// everything without Retry-After (an outage, a used-up quota window)
-	// and finds it back within seconds, at a cost of at most 12 rejected
-	// requests a minute.
-	DefaultPacerMinRate = 1.0 / 5
-	// RetryAfterSlack is subtracted from a Retry-After before the Pacer
-	// honours it. HTTP's Retry-After is given in whole seconds, rounded up:
-	// "1" means "somewhere within the next second", and waiting a whole
-	// second after every 429 would idle a batch loop that runs once a
-	// second. A Retry-After of a second or less therefore blocks nothing; a
-	// long one, such as the end of a fixed quota window, saves the requests
-	// that would certainly be rejected.
-	RetryAfterSlack = time.Second
+	defaultStartRate = 5.0
+	defaultBeta      = 0.9
+	defaultRecover   = 3 * time.Second
+	defaultBackoff   = 0.7
+	defaultMinRate   = 1.0 / 5
+	// retryAfterSlack is subtracted from a Retry-After before the Pacer
+	// honours it (see [Pacer]).
+	retryAfterSlack = time.Second
 	// maxRate bounds the rate, in cost units per second.
 	maxRate = 1e12
 )
@@ -156,18 +153,18 @@ const maxUnit = float64(math.MaxInt64)
 
 // withDefaults fills zero fields.
 func (c PacerConfig) withDefaults() PacerConfig {
-	c.StartRate = cmp.Or(c.StartRate, DefaultStartRate)
-	c.Beta = cmp.Or(c.Beta, DefaultBeta)
-	c.Recover = cmp.Or(c.Recover, DefaultRecover)
-	c.MinRate = cmp.Or(c.MinRate, DefaultPacerMinRate)
-	c.Backoff = cmp.Or(c.Backoff, DefaultBackoff)
+	c.StartRate = cmp.Or(c.StartRate, defaultStartRate)
+	c.Beta = cmp.Or(c.Beta, defaultBeta)
+	c.Recover = cmp.Or(c.Recover, defaultRecover)
+	c.MinRate = cmp.Or(c.MinRate, defaultMinRate)
+	c.Backoff = cmp.Or(c.Backoff, defaultBackoff)
 	c.Groups = cmp.Or(c.Groups, 1)
 	return c
 }
 
-// Validate reports whether c, with defaults, describes a usable Pacer. The
+// validate reports whether c, with defaults, describes a usable Pacer. The
 // error names the field.
-func (c PacerConfig) Validate() error {
+func (c PacerConfig) validate() error {
 	d := c.withDefaults()
 	switch {
 	case !(d.StartRate > 0) || d.StartRate > maxRate:
@@ -188,9 +185,9 @@ func (c PacerConfig) Validate() error {
 	return nil
 }
 
-// NewPacer returns a Pacer, or an error naming the invalid field.
+// NewPacer returns a Pacer for cfg, or an error naming the invalid field.
 func NewPacer(cfg PacerConfig) (*Pacer, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	return &Pacer{cfg: cfg.withDefaults()}, nil
@@ -269,17 +266,12 @@ func (p *Pacer) curve(n int64) float64 {
 }
 
 // Decide lets the request through when its slot has come, or postpones it
-// to its slot (or to the end of a Retry-After). It never rejects. It is
-// DecideCost with cost 1.
-func (p *Pacer) Decide(now time.Time, inFlight int) Decision {
-	return p.DecideCost(now, inFlight, 1)
-}
-
-// DecideCost is Decide for a request of the given cost, in cost units (see
-// [Coster]): when the request is let through, the next slot is cost/rate
-// later. A cost of 0 or less is free: the request still waits for its slot,
-// but the next slot stays where it is.
-func (p *Pacer) DecideCost(now time.Time, _ int, cost int) Decision {
+// to its slot (or to the end of a Retry-After, or of a probe). It never
+// rejects. When the request is let through, the next slot is cost/rate
+// later; a cost of 0 or less is free: the request still waits for its
+// slot, but the next slot stays where it is. inFlight is not used: the
+// Pacer counts the requests it let through and has no answer to.
+func (p *Pacer) Decide(now time.Time, _, cost int) Decision {
 	c := max(float64(cost), 0)
 	n := unixNanos(now)
 	p.start(n)
@@ -340,7 +332,7 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 	p.out = max(p.out-1, 0)
 	switch a.Outcome {
 	case Throttled:
-		if ra := a.RetryAfter - RetryAfterSlack; ra > 0 {
+		if ra := a.RetryAfter - retryAfterSlack; ra > 0 {
 			p.blocked = max(p.blocked, satAdd(n, int64(ra)))
 		}
 		if unixNanos(a.Sent) < p.cutAt {
@@ -378,11 +370,6 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 		p.dark, p.cuts = false, 0
 	}
 }
-
-// Rate returns the current paced rate in cost units per second, which is
-// requests per second when every request costs 1 (0 before the first
-// event).
-func (p *Pacer) Rate() float64 { return p.rate }
 
 // pacerVersion is the version byte of the Pacer's state encoding: the high
 // nibble is the policy (2, the pacer), the low one the version. Version 3
@@ -472,7 +459,39 @@ func (p *Pacer) UnmarshalBinary(data []byte) error {
 	return nil
 }
 
-var (
-	_ Policy = (*Pacer)(nil)
-	_ Coster = (*Pacer)(nil)
-)
+// Budget returns the cost units the Pacer would let through in
+// [now, until] at its current rate: its unit (the typical cost of a
+// request, rounded up; 1 until a request with a cost sets it) at the first
+// slot, then rate × the time from that slot to until, rounded down. With
+// every cost 1 that is the number of slots in [now, until]. While it
+// probes a backend that rejected everything, the budget is one unit, and
+// none while that probe is unanswered; it is none before a Retry-After
+// ends.
+func (p *Pacer) Budget(now, until time.Time) int {
+	n, u := unixNanos(now), unixNanos(until)
+	first := math.Ceil(p.typical())
+	if !p.started {
+		return satInt(first)
+	}
+	start := max(n, p.next, p.blocked)
+	switch {
+	case start > u:
+		return 0
+	case p.dark && p.out > 0:
+		return 0
+	case p.dark:
+		return satInt(first)
+	}
+	return satInt(first + math.Floor(float64(u-start)*p.rate/1e9))
+}
+
+// satInt converts a non-negative whole float64 to an int, saturating at
+// the largest int.
+func satInt(f float64) int {
+	if !(f < math.MaxInt) {
+		return math.MaxInt
+	}
+	return int(f)
+}
+
+var _ Policy = (*Pacer)(nil)

@@ -50,7 +50,7 @@ func pacerScript(p *Pacer, seed uint64, steps int, ask func(p *Pacer, now time.T
 		word(uint64(d.Verdict))
 		word(uint64(d.RetryAt.UnixNano()))
 		word(math.Float64bits(d.Probability))
-		word(math.Float64bits(p.Rate()))
+		word(math.Float64bits(p.rate))
 		word(uint64(p.Budget(now, now.Add(time.Second))))
 		if d.Verdict != Send {
 			if src.IntN(2) == 0 {
@@ -73,8 +73,8 @@ func pacerScript(p *Pacer, seed uint64, steps int, ask func(p *Pacer, now time.T
 	return h.Sum64(), sends
 }
 
-// TestPacerCostOne: with every cost 1, DecideCost decides exactly as
-// Decide, and both as the Pacer did before costs: the digests of the
+// TestPacerCostOne: with every cost 1, Decide decides, directly and
+// through NewShared, as the Pacer did before costs: the digests of the
 // scripted runs were recorded with the Pacer of commit f42c1ac, which had
 // only Decide.
 func TestPacerCostOne(t *testing.T) {
@@ -103,9 +103,8 @@ func TestPacerCostOne(t *testing.T) {
 		name string
 		ask  func(p *Pacer, now time.Time, inFlight int) Decision
 	}{
-		{"Decide", func(p *Pacer, now time.Time, inFlight int) Decision { return p.Decide(now, inFlight) }},
-		{"DecideCost", func(p *Pacer, now time.Time, inFlight int) Decision { return p.DecideCost(now, inFlight, 1) }},
-		{"func DecideCost", func(p *Pacer, now time.Time, inFlight int) Decision { return DecideCost(p, now, inFlight, 1) }},
+		{"Decide", func(p *Pacer, now time.Time, inFlight int) Decision { return p.Decide(now, inFlight, 1) }},
+		{"Shared", func(p *Pacer, now time.Time, inFlight int) Decision { return NewShared(p).Decide(now, inFlight, 1) }},
 	}
 	for _, g := range golden {
 		for _, a := range asks {
@@ -130,12 +129,12 @@ func TestPacerCostOne(t *testing.T) {
 func flatPacer(t *testing.T, first int) *Pacer {
 	t.Helper()
 	p := newTestPacer(t, PacerConfig{StartRate: 100, Beta: 0.5, Recover: 10000 * time.Hour})
-	if d := p.DecideCost(at(0), 0, first); d.Verdict != Send {
+	if d := p.Decide(at(0), 0, first); d.Verdict != Send {
 		t.Fatalf("first decision %+v, want Send", d)
 	}
 	p.Record(at(0), Answer{Outcome: Throttled, Sent: at(0)})
 	p.Record(at(0), Answer{Outcome: Accepted, Sent: at(0)})
-	if got, want := p.Rate(), 50.0*float64(first); math.Abs(got-want) > 1e-9*want {
+	if got, want := p.rate, 50.0*float64(first); math.Abs(got-want) > 1e-9*want {
 		t.Fatalf("got rate %v, want %v", got, want)
 	}
 	return p
@@ -162,14 +161,14 @@ func TestPacerPacesCost(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := flatPacer(t, 50) // the same rate in every case
-			rate := p.Rate()
+			rate := p.rate
 			now, total, sends := at(0), 0, 0
 			var last time.Time
 			var lastCost int
 			var lastRate float64
 			for i := 0; now.Before(at(span)); {
 				c := tc.cost(i)
-				d := p.DecideCost(now, 0, c)
+				d := p.Decide(now, 0, c)
 				if d.Verdict == Postpone {
 					now = d.RetryAt
 					continue
@@ -186,7 +185,7 @@ func TestPacerPacesCost(t *testing.T) {
 					}
 				}
 				p.Record(now, Answer{Outcome: Accepted, Sent: now})
-				last, lastCost, lastRate = now, c, p.Rate()
+				last, lastCost, lastRate = now, c, p.rate
 				total += c
 				sends++
 				i++
@@ -213,7 +212,7 @@ func TestPacerSlowStartScaled(t *testing.T) {
 	sends := func(p *Pacer, cost int) []time.Duration {
 		var sent []time.Duration
 		for d := time.Duration(0); d < 3*time.Second; d += time.Millisecond {
-			if p.DecideCost(at(d), 0, cost).Verdict == Send {
+			if p.Decide(at(d), 0, cost).Verdict == Send {
 				sent = append(sent, d)
 			}
 		}
@@ -230,8 +229,8 @@ func TestPacerSlowStartScaled(t *testing.T) {
 			if got := sends(p, cost); !slices.Equal(got, want) {
 				t.Errorf("got sends at %v, want %v", got, want)
 			}
-			if got, want := p.Rate(), float64(cost)*ref.Rate(); math.Abs(got-want) > 1e-9*want {
-				t.Errorf("got rate %v, want %v (%d × %v)", got, want, cost, ref.Rate())
+			if got, want := p.rate, float64(cost)*ref.rate; math.Abs(got-want) > 1e-9*want {
+				t.Errorf("got rate %v, want %v (%d × %v)", got, want, cost, ref.rate)
 			}
 		})
 	}
@@ -244,23 +243,23 @@ func TestPacerFloorScaled(t *testing.T) {
 	for _, cost := range []int{1, 10, 1000} {
 		t.Run(fmt.Sprint(cost), func(t *testing.T) {
 			p := newTestPacer(t, PacerConfig{StartRate: 1, MinRate: 0.5, Beta: 0.5, Backoff: 0.1})
-			p.DecideCost(at(0), 0, cost)
+			p.Decide(at(0), 0, cost)
 			for i := range 5 { // rejected through five decreases
 				s := at(time.Duration(i) * time.Second)
 				p.Record(s, Answer{Outcome: Throttled, Sent: s})
 			}
-			if got, want := p.Rate(), 0.5*float64(cost); got != want {
+			if got, want := p.rate, 0.5*float64(cost); got != want {
 				t.Fatalf("got rate %v, want MinRate × unit = %v", got, want)
 			}
 			// The probe goes at its slot; asked while it is unanswered, the
 			// Pacer says to ask again a typical request's slot later, 2s.
-			if d := p.DecideCost(at(10*time.Second), 0, cost); d.Verdict != Send {
+			if d := p.Decide(at(10*time.Second), 0, cost); d.Verdict != Send {
 				t.Fatalf("probe: %+v, want Send", d)
 			}
-			if d := p.DecideCost(at(11*time.Second), 0, cost); d.Verdict != Postpone || !d.RetryAt.Equal(at(12*time.Second)) {
+			if d := p.Decide(at(11*time.Second), 0, cost); d.Verdict != Postpone || !d.RetryAt.Equal(at(12*time.Second)) {
 				t.Fatalf("before the probe's spacing: %+v, want Postpone until 12s", d)
 			}
-			if d := p.DecideCost(at(12*time.Second), 0, cost); d.Verdict != Postpone || !d.RetryAt.Equal(at(14*time.Second)) {
+			if d := p.Decide(at(12*time.Second), 0, cost); d.Verdict != Postpone || !d.RetryAt.Equal(at(14*time.Second)) {
 				t.Errorf("while the probe is unanswered: %+v, want Postpone until 14s", d)
 			}
 		})
@@ -292,10 +291,10 @@ func TestPacerUnit(t *testing.T) {
 			p := newTestPacer(t, PacerConfig{StartRate: 10})
 			now := at(0)
 			for i, c := range tc.costs {
-				d := p.DecideCost(now, 0, c)
+				d := p.Decide(now, 0, c)
 				if d.Verdict == Postpone {
 					now = d.RetryAt
-					d = p.DecideCost(now, 0, c)
+					d = p.Decide(now, 0, c)
 				}
 				if d.Verdict != Send {
 					t.Fatalf("request %d: %+v, want Send", i, d)
@@ -309,9 +308,9 @@ func TestPacerUnit(t *testing.T) {
 	}
 	// Postponed requests do not move the unit.
 	p := newTestPacer(t, PacerConfig{StartRate: 10})
-	p.DecideCost(at(0), 0, 4)
+	p.Decide(at(0), 0, 4)
 	for i := range 10 {
-		if d := p.DecideCost(at(time.Duration(i)*time.Millisecond), 0, 1000); d.Verdict != Postpone {
+		if d := p.Decide(at(time.Duration(i)*time.Millisecond), 0, 1000); d.Verdict != Postpone {
 			t.Fatalf("decision %d before the slot: %+v, want Postpone", i, d)
 		}
 	}
@@ -326,19 +325,19 @@ func TestPacerFreeRequest(t *testing.T) {
 	for _, free := range []int{0, -7} {
 		t.Run(fmt.Sprint(free), func(t *testing.T) {
 			p := newTestPacer(t, PacerConfig{StartRate: 10})
-			p.DecideCost(at(0), 0, 5) // 50 units/s: the next slot is at 100ms
-			if d := p.DecideCost(at(50*time.Millisecond), 0, free); d.Verdict != Postpone || !d.RetryAt.Equal(at(100*time.Millisecond)) {
+			p.Decide(at(0), 0, 5) // 50 units/s: the next slot is at 100ms
+			if d := p.Decide(at(50*time.Millisecond), 0, free); d.Verdict != Postpone || !d.RetryAt.Equal(at(100*time.Millisecond)) {
 				t.Fatalf("free request before the slot: %+v, want Postpone until 100ms", d)
 			}
 			for i := range 3 {
-				if d := p.DecideCost(at(100*time.Millisecond), 0, free); d.Verdict != Send {
+				if d := p.Decide(at(100*time.Millisecond), 0, free); d.Verdict != Send {
 					t.Fatalf("free request %d at the slot: %+v, want Send", i, d)
 				}
 			}
-			if d := p.DecideCost(at(100*time.Millisecond), 0, 5); d.Verdict != Send {
+			if d := p.Decide(at(100*time.Millisecond), 0, 5); d.Verdict != Send {
 				t.Errorf("request of cost 5 after free ones at the same slot: %+v, want Send", d)
 			}
-			if d := p.DecideCost(at(100*time.Millisecond), 0, 5); d.Verdict != Postpone {
+			if d := p.Decide(at(100*time.Millisecond), 0, 5); d.Verdict != Postpone {
 				t.Errorf("second request of cost 5 at the same slot: %+v, want Postpone", d)
 			}
 		})
@@ -352,7 +351,7 @@ func TestPacerBudgetCost(t *testing.T) {
 	if got := p.Budget(at(0), at(time.Second)); got != 1 {
 		t.Errorf("budget before the first request: %d, want 1", got)
 	}
-	p.DecideCost(at(0), 0, 20) // unit 20, 200 units/s: the next slot is at 100ms
+	p.Decide(at(0), 0, 20) // unit 20, 200 units/s: the next slot is at 100ms
 	tests := []struct {
 		now, until time.Duration
 		want       int
@@ -370,7 +369,7 @@ func TestPacerBudgetCost(t *testing.T) {
 			t.Errorf("Budget(%v, %v) = %d, want %d", tc.now, tc.until, got, tc.want)
 		}
 	}
-	p.DecideCost(at(time.Second), 0, 24) // unit 20.5
+	p.Decide(at(time.Second), 0, 24) // unit 20.5
 	if got, want := p.Budget(at(time.Hour), at(time.Hour)), 21; got != want {
 		t.Errorf("budget of one slot with unit %v: %d, want %d", p.unit, got, want)
 	}
@@ -380,7 +379,7 @@ func TestPacerBudgetCost(t *testing.T) {
 	if got := p.Budget(at(time.Hour), at(2*time.Hour)); got != 21 {
 		t.Errorf("budget while dark: %d, want 21", got)
 	}
-	p.DecideCost(at(time.Hour), 0, 24)
+	p.Decide(at(time.Hour), 0, 24)
 	if got := p.Budget(at(time.Hour), at(2*time.Hour)); got != 0 {
 		t.Errorf("budget while a probe is unanswered: %d, want 0", got)
 	}
@@ -392,7 +391,7 @@ func TestPacerStateUnit(t *testing.T) {
 	p := newTestPacer(t, PacerConfig{StartRate: 10})
 	now := at(0)
 	for i := range 200 {
-		d := p.DecideCost(now, 0, 1+i%37)
+		d := p.Decide(now, 0, 1+i%37)
 		if d.Verdict == Postpone {
 			now = d.RetryAt
 			continue
@@ -418,7 +417,7 @@ func TestPacerStateUnit(t *testing.T) {
 	}
 	for i := range 50 {
 		later := now.Add(time.Duration(i) * 7 * time.Millisecond)
-		if a, b := p.DecideCost(later, 0, 30), q.DecideCost(later, 0, 30); a != b {
+		if a, b := p.Decide(later, 0, 30), q.Decide(later, 0, 30); a != b {
 			t.Fatalf("decision %d differs after the round trip: %+v and %+v", i, a, b)
 		}
 	}
@@ -440,7 +439,7 @@ func TestPacerReadsVersion2(t *testing.T) {
 	want := newTestPacer(t, PacerConfig{StartRate: 10})
 	for i := range 50 {
 		now := at(time.Duration(i) * 30 * time.Millisecond)
-		if want.Decide(now, 0).Verdict == Send && i%7 == 0 {
+		if want.Decide(now, 0, 1).Verdict == Send && i%7 == 0 {
 			want.Record(now, Answer{Outcome: Throttled, Sent: now, RetryAfter: 2 * time.Second})
 		}
 	}
@@ -457,7 +456,7 @@ func TestPacerReadsVersion2(t *testing.T) {
 	ones.unit = 1
 	for i := range 100 {
 		now := at(2*time.Second + time.Duration(i)*10*time.Millisecond)
-		a, b := p.Decide(now, 0), ones.Decide(now, 0)
+		a, b := p.Decide(now, 0, 1), ones.Decide(now, 0, 1)
 		if a != b {
 			t.Fatalf("decision %d with unit 0: %+v, with unit 1: %+v", i, a, b)
 		}
@@ -477,7 +476,7 @@ func TestPacerReadsVersion2(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := at(time.Hour)
-	for q.DecideCost(now, 0, 30).Verdict != Send {
+	for q.Decide(now, 0, 30).Verdict != Send {
 		now = now.Add(time.Second)
 	}
 	if q.unit != 30 {
@@ -491,7 +490,7 @@ func TestPacerReadsVersion2(t *testing.T) {
 // the other.
 func TestPacerUnmarshalRefusesUnit(t *testing.T) {
 	p := newTestPacer(t, PacerConfig{})
-	p.DecideCost(at(0), 0, 3)
+	p.Decide(at(0), 0, 3)
 	good, _ := p.MarshalBinary()
 	withUnit := func(u float64) []byte {
 		b := slices.Clone(good)
@@ -525,7 +524,7 @@ func TestPacerUnmarshalRefusesUnit(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			q := newTestPacer(t, PacerConfig{})
-			q.Decide(at(0), 0)
+			q.Decide(at(0), 0, 1)
 			err := q.UnmarshalBinary(tc.data)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("got %v, want %v", err, tc.want)

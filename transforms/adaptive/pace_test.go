@@ -25,7 +25,7 @@ func newTestPacer(t *testing.T, cfg PacerConfig) *Pacer {
 func sendAll(p *Pacer, start, end, step time.Duration) []time.Duration {
 	var sent []time.Duration
 	for d := start; d < end; d += step {
-		if p.Decide(at(d), 0).Verdict == Send {
+		if p.Decide(at(d), 0, 1).Verdict == Send {
 			sent = append(sent, d)
 		}
 	}
@@ -36,14 +36,14 @@ func TestPacerSpacesSends(t *testing.T) {
 	p := newTestPacer(t, PacerConfig{StartRate: 10, Beta: 0.7})
 	// One rejection ends slow start at 10/s; the rate is then 7/s and
 	// climbs back to 10/s over Recover.
-	if d := p.Decide(at(0), 0); d.Verdict != Send {
+	if d := p.Decide(at(0), 0, 1); d.Verdict != Send {
 		t.Fatalf("first decision %v, want Send", d.Verdict)
 	}
 	p.Record(at(time.Millisecond), Answer{Outcome: Throttled, Sent: at(0)})
-	if got, want := p.Rate(), 0.7*p.ceil; math.Abs(got-want) > 1e-9 || math.Abs(p.ceil-10) > 0.01 {
+	if got, want := p.rate, 0.7*p.ceil; math.Abs(got-want) > 1e-9 || math.Abs(p.ceil-10) > 0.01 {
 		t.Fatalf("rate after a rejection %v, want %v", got, want)
 	}
-	d := p.Decide(at(2*time.Millisecond), 0)
+	d := p.Decide(at(2*time.Millisecond), 0, 1)
 	if d.Verdict != Postpone || !d.RetryAt.Equal(at(100*time.Millisecond)) {
 		t.Fatalf("decision before the next slot %+v, want Postpone until 100ms", d)
 	}
@@ -79,7 +79,7 @@ func TestPacerDecreasesOncePerCongestion(t *testing.T) {
 	p := newTestPacer(t, PacerConfig{StartRate: 100, Beta: 0.7, Backoff: 0.7})
 	var sent []time.Time
 	for d := time.Duration(0); d < 100*time.Millisecond; d += time.Millisecond {
-		if p.Decide(at(d), len(sent)).Verdict == Send {
+		if p.Decide(at(d), len(sent), 1).Verdict == Send {
 			sent = append(sent, at(d))
 		}
 	}
@@ -90,20 +90,20 @@ func TestPacerDecreasesOncePerCongestion(t *testing.T) {
 	for _, s := range sent {
 		p.Record(at(200*time.Millisecond), Answer{Outcome: Throttled, Sent: s})
 	}
-	r := p.Rate()
+	r := p.rate
 	if want := 0.7 * p.ceil; math.Abs(r-want) > 1e-9 {
 		t.Errorf("rate %v after one congestion, want 0.7 × %v", r, p.ceil)
 	}
 	// A request sent after the decrease and rejected cuts again.
 	p.Record(at(300*time.Millisecond), Answer{Outcome: Throttled, Sent: at(250 * time.Millisecond)})
-	if got := p.Rate(); math.Abs(got-0.7*p.ceil) > 1e-9 || got >= r {
+	if got := p.rate; math.Abs(got-0.7*p.ceil) > 1e-9 || got >= r {
 		t.Errorf("rate %v after a second congestion, want below %v", got, r)
 	}
 }
 
 func TestPacerCubicRecovery(t *testing.T) {
 	p := newTestPacer(t, PacerConfig{StartRate: 50, Beta: 0.7, Recover: 2 * time.Second})
-	p.Decide(at(0), 0)
+	p.Decide(at(0), 0, 1)
 	p.Record(at(0), Answer{Outcome: Throttled, Sent: at(0)})
 	p.Record(at(0), Answer{Outcome: Accepted, Sent: at(0)})
 	tests := []struct {
@@ -125,14 +125,14 @@ func TestPacerCubicRecovery(t *testing.T) {
 
 func TestPacerDarkSpell(t *testing.T) {
 	p := newTestPacer(t, PacerConfig{StartRate: 20, Beta: 0.7, Backoff: 0.7})
-	p.Decide(at(0), 0)
+	p.Decide(at(0), 0, 1)
 	// A used-up quota window: everything is rejected through three
 	// decreases, then the window resets.
 	for i := range 3 {
 		s := at(time.Duration(i) * time.Second)
 		p.Record(s.Add(time.Millisecond), Answer{Outcome: Throttled, Sent: s})
 	}
-	low := p.Rate()
+	low := p.rate
 	if want := 20 * 0.7 * 0.7 * 0.7; low > want+1 {
 		t.Fatalf("rate %v after three decreases, want about %v", low, want)
 	}
@@ -142,9 +142,9 @@ func TestPacerDarkSpell(t *testing.T) {
 	}
 	// One decrease followed by an accept is congestion, not a spell.
 	q := newTestPacer(t, PacerConfig{StartRate: 20})
-	q.Decide(at(0), 0)
+	q.Decide(at(0), 0, 1)
 	q.Record(at(time.Millisecond), Answer{Outcome: Throttled, Sent: at(0)})
-	r := q.Rate()
+	r := q.rate
 	q.Record(at(2*time.Millisecond), Answer{Outcome: Accepted, Sent: at(0)})
 	if got := q.curve(unixNanos(at(2 * time.Millisecond))); got > r+0.01 {
 		t.Errorf("rate %v after one decrease and an accept, want about %v", got, r)
@@ -153,18 +153,18 @@ func TestPacerDarkSpell(t *testing.T) {
 
 func TestPacerRetryAfterBlocks(t *testing.T) {
 	p := newTestPacer(t, PacerConfig{StartRate: 100, Beta: 0.7, Backoff: 0.7})
-	p.Decide(at(0), 0)
+	p.Decide(at(0), 0, 1)
 	p.Record(at(10*time.Millisecond), Answer{Outcome: Throttled, Sent: at(0), RetryAfter: 5 * time.Second})
-	d := p.Decide(at(time.Second), 0)
-	if want := at(10*time.Millisecond + 5*time.Second - RetryAfterSlack); d.Verdict != Postpone || !d.RetryAt.Equal(want) {
+	d := p.Decide(at(time.Second), 0, 1)
+	if want := at(10*time.Millisecond + 5*time.Second - retryAfterSlack); d.Verdict != Postpone || !d.RetryAt.Equal(want) {
 		t.Errorf("decision during Retry-After %+v, want Postpone until %v", d, want)
 	}
-	if d := p.Decide(at(4*time.Second+10*time.Millisecond), 0); d.Verdict != Send {
+	if d := p.Decide(at(4*time.Second+10*time.Millisecond), 0, 1); d.Verdict != Send {
 		t.Errorf("decision after Retry-After %v, want Send", d.Verdict)
 	}
 	// A Retry-After within the slack does not block.
 	q := newTestPacer(t, PacerConfig{StartRate: 100})
-	q.Decide(at(0), 0)
+	q.Decide(at(0), 0, 1)
 	q.Record(at(0), Answer{Outcome: Throttled, Sent: at(0), RetryAfter: time.Second})
 	if q.blocked != 0 {
 		t.Errorf("blocked until %v by a one-second Retry-After, want not blocked", q.blocked)
@@ -173,7 +173,7 @@ func TestPacerRetryAfterBlocks(t *testing.T) {
 
 func TestPacerIdleDoesNotRaiseRate(t *testing.T) {
 	p := newTestPacer(t, PacerConfig{StartRate: 10})
-	p.Decide(at(0), 0)
+	p.Decide(at(0), 0, 1)
 	// An hour without requests, then a burst: slow start resumes from
 	// where it was, not from 10·2^3600.
 	sent := sendAll(p, time.Hour, time.Hour+time.Second, time.Millisecond)
@@ -186,7 +186,7 @@ func TestPacerNeverRejects(t *testing.T) {
 	p := newTestPacer(t, PacerConfig{})
 	for i := range 10000 {
 		now := at(time.Duration(i) * 7 * time.Millisecond)
-		d := p.Decide(now, i%3)
+		d := p.Decide(now, i%3, 1)
 		if d.Verdict == Reject {
 			t.Fatalf("decision %d: Reject, want Send or Postpone", i)
 		}
@@ -203,7 +203,7 @@ func TestPacerStateRoundTrip(t *testing.T) {
 	p := newTestPacer(t, PacerConfig{StartRate: 10})
 	for i := range 50 {
 		now := at(time.Duration(i) * 30 * time.Millisecond)
-		if p.Decide(now, 0).Verdict == Send && i%7 == 0 {
+		if p.Decide(now, 0, 1).Verdict == Send && i%7 == 0 {
 			p.Record(now, Answer{Outcome: Throttled, Sent: now, RetryAfter: 2 * time.Second})
 		}
 	}
@@ -219,7 +219,7 @@ func TestPacerStateRoundTrip(t *testing.T) {
 		t.Errorf("restored %+v, want %+v", *q, *p)
 	}
 	later := at(10 * time.Second)
-	if a, b := p.Decide(later, 0), q.Decide(later, 0); a != b {
+	if a, b := p.Decide(later, 0, 1), q.Decide(later, 0, 1); a != b {
 		t.Errorf("decisions differ after the round trip: %+v and %+v", a, b)
 	}
 }
@@ -244,7 +244,7 @@ func TestPacerUnmarshalRefuses(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newTestPacer(t, PacerConfig{})
-			p.Decide(at(0), 0)
+			p.Decide(at(0), 0, 1)
 			err := p.UnmarshalBinary(tc.data)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("got %v, want %v", err, tc.want)
@@ -269,7 +269,7 @@ func TestPacerConfigValidate(t *testing.T) {
 		{PacerConfig{MinRate: 6}, "MinRate"},
 	}
 	for _, tc := range tests {
-		err := tc.cfg.Validate()
+		err := tc.cfg.validate()
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%+v: %v, want nil", tc.cfg, err)
@@ -298,15 +298,15 @@ func TestPacerDarkSpellBacksOff(t *testing.T) {
 	}
 	for _, tc := range tests {
 		p := newTestPacer(t, PacerConfig{StartRate: 100, Beta: tc.beta, Backoff: tc.backoff})
-		p.Decide(at(0), 0)
+		p.Decide(at(0), 0, 1)
 		p.Record(at(time.Millisecond), Answer{Outcome: Throttled, Sent: at(0)})
-		first := p.Rate()
+		first := p.rate
 		if want := tc.beta * 100; math.Abs(first-want) > 1 {
 			t.Errorf("β %v: rate %v after the first rejection, want about %v", tc.beta, first, want)
 		}
 		// Still rejected after the decrease: each further rejection backs off.
 		p.Record(at(50*time.Millisecond), Answer{Outcome: Throttled, Sent: at(20 * time.Millisecond)})
-		if got, want := p.Rate(), tc.backoff*first; math.Abs(got-want) > 1e-6 {
+		if got, want := p.rate, tc.backoff*first; math.Abs(got-want) > 1e-6 {
 			t.Errorf("β %v, backoff %v: rate %v after a further rejection, want %v", tc.beta, tc.backoff, got, want)
 		}
 	}
@@ -314,12 +314,12 @@ func TestPacerDarkSpellBacksOff(t *testing.T) {
 
 func TestPacerProbesOneAtATimeWhenDark(t *testing.T) {
 	p := newTestPacer(t, PacerConfig{StartRate: 100})
-	p.Decide(at(0), 0)
+	p.Decide(at(0), 0, 1)
 	p.Record(at(time.Millisecond), Answer{Outcome: Throttled, Sent: at(0)})
 	// Dark: the next slot sends one probe…
 	var probe time.Time
 	for d := 2 * time.Millisecond; d < 100*time.Millisecond; d += time.Millisecond {
-		if p.Decide(at(d), 0).Verdict == Send {
+		if p.Decide(at(d), 0, 1).Verdict == Send {
 			probe = at(d)
 			break
 		}
@@ -329,13 +329,13 @@ func TestPacerProbesOneAtATimeWhenDark(t *testing.T) {
 	}
 	// …and nothing more until it is answered, however many slots pass.
 	for d := time.Duration(0); d < 500*time.Millisecond; d += time.Millisecond {
-		if v := p.Decide(probe.Add(d+time.Millisecond), 0).Verdict; v != Postpone {
+		if v := p.Decide(probe.Add(d+time.Millisecond), 0, 1).Verdict; v != Postpone {
 			t.Fatalf("decision %v after the probe, before its answer: %v, want Postpone", d, v)
 		}
 	}
 	p.Record(probe.Add(501*time.Millisecond), Answer{Outcome: Accepted, Sent: probe})
 	next := probe.Add(502 * time.Millisecond)
-	if v := p.Decide(next, 0).Verdict; v != Send {
+	if v := p.Decide(next, 0, 1).Verdict; v != Send {
 		t.Errorf("decision after the probe was accepted: %v, want Send", v)
 	}
 }
@@ -345,7 +345,7 @@ func TestPacerBudget(t *testing.T) {
 	if got := p.Budget(at(0), at(time.Second)); got != 1 {
 		t.Errorf("budget before the first request: %d, want 1", got)
 	}
-	p.Decide(at(0), 0) // sends; the next slot is at 100ms
+	p.Decide(at(0), 0, 1) // sends; the next slot is at 100ms
 	tests := []struct {
 		now, until time.Duration
 		want       int
@@ -365,7 +365,7 @@ func TestPacerBudget(t *testing.T) {
 	if got := p.Budget(at(time.Second), at(2*time.Second)); got != 1 {
 		t.Errorf("budget while dark: %d, want 1", got)
 	}
-	p.Decide(at(time.Second), 0)
+	p.Decide(at(time.Second), 0, 1)
 	if got := p.Budget(at(time.Second), at(2*time.Second)); got != 0 {
 		t.Errorf("budget while a probe is unanswered: %d, want 0", got)
 	}
@@ -381,17 +381,17 @@ func TestPacerKnownRate(t *testing.T) {
 	}
 	// Asked at every chance for 20 s, it never goes above the known rate.
 	sent = sendAll(p, time.Second, 21*time.Second, time.Millisecond)
-	if got := p.Rate(); got != 9 || len(sent) < 178 || len(sent) > 180 { // 1/9 s is 111.1 ms, asked every ms
+	if got := p.rate; got != 9 || len(sent) < 178 || len(sent) > 180 { // 1/9 s is 111.1 ms, asked every ms
 		t.Errorf("after 20 s: rate %v and %d sends, want 9 and 178 to 180", got, len(sent))
 	}
 	// A rejection cuts below the known rate, and the rate climbs back to it.
 	p.Record(at(21*time.Second), Answer{Outcome: Throttled, Sent: at(sent[len(sent)-1])})
-	if got, want := p.Rate(), DefaultBeta*9; math.Abs(got-want) > 1e-9 {
+	if got, want := p.rate, defaultBeta*9; math.Abs(got-want) > 1e-9 {
 		t.Errorf("rate after a rejection %v, want %v", got, want)
 	}
 	p.Record(at(21*time.Second+time.Millisecond), Answer{Outcome: Accepted, Sent: at(21 * time.Second)})
 	sendAll(p, 21*time.Second, 31*time.Second, time.Millisecond)
-	if got := p.Rate(); got != 9 {
+	if got := p.rate; got != 9 {
 		t.Errorf("rate 10 s after a rejection %v, want back at 9", got)
 	}
 	if _, err := NewPacer(PacerConfig{Rate: -1}); err == nil {

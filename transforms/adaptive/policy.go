@@ -19,19 +19,6 @@ const (
 	Reject
 )
 
-// String returns the name of the verdict.
-func (v Verdict) String() string {
-	switch v {
-	case Send:
-		return "Send"
-	case Postpone:
-		return "Postpone"
-	case Reject:
-		return "Reject"
-	}
-	return "Verdict(?)"
-}
-
 // Decision is a [Policy]'s answer for one request.
 type Decision struct {
 	Verdict Verdict
@@ -63,44 +50,36 @@ var ErrState = errors.New("adaptive: unrecognised policy state")
 // Policy is the throttling rule of one group: it decides, request by
 // request, whether to send now, postpone or reject, and learns from the
 // answers. Time is passed in, never read; a Policy is deterministic given
-// its inputs and its random source, and is not safe for concurrent use.
+// its inputs and its random source, and is not safe for concurrent use
+// ([NewShared] makes one that is).
+//
+// Requests have a cost, for backends whose quota counts something other
+// than requests: tokens (an LLM API's tokens per minute), bytes, items of a
+// batch. Costs are in the caller's unit, the same for every request of a
+// policy; with every cost 1 they are requests. A cost of 0 is a free
+// request: it is decided as any other but charged nothing. A negative cost
+// counts as 0. Each policy says what it does with costs: the [Pacer] paces
+// cost units, the [SRE] rule counts requests whatever they cost.
 //
 // Its state can be saved between uses (for example in Beam state between
 // firings) with MarshalBinary and restored with UnmarshalBinary. The
-// encoding is opaque and versioned: a Policy refuses, with an error, state
-// it does not recognise, and the caller then starts afresh.
+// encoding is opaque and versioned: a Policy refuses, with an error
+// wrapping [ErrState], state it does not recognise, and the caller then
+// starts afresh.
 type Policy interface {
-	// Decide decides on the request attempted at now, with inFlight
-	// requests sent and not answered yet.
-	Decide(now time.Time, inFlight int) Decision
+	// Decide decides on the request of the given cost attempted at now,
+	// with inFlight requests sent and not answered yet.
+	Decide(now time.Time, inFlight, cost int) Decision
 	// Record learns the answer, observed at now, to a request Decide let
 	// through.
 	Record(now time.Time, a Answer)
+	// Budget returns how much cost the policy would let through from now
+	// until until if asked at every chance, as it stands at now: at least
+	// 0, in cost units (requests when every request costs 1), or -1 if it
+	// sets no bound. It changes nothing. A caller that
+	// takes permits from a shared quota ahead of its requests asks for no
+	// more than that, so as not to hold permits back from other clients.
+	Budget(now, until time.Time) int
 	MarshalBinary() ([]byte, error)
 	UnmarshalBinary(data []byte) error
-}
-
-// Coster is implemented by policies that charge each request its cost, for
-// backends whose quota counts something other than requests: tokens (an
-// LLM API's tokens per minute), bytes, items of a batch. A request of cost
-// 100 uses a hundred times the share of the quota of a request of cost 1.
-//
-// Costs are in the caller's unit, the same for every request of a policy.
-// A cost of 0 is a free request: it is decided as any other but charged
-// nothing. A negative cost counts as 0. DecideCost with cost 1 is Decide.
-//
-// [Pacer] and [Shared] are Costers. [SRE] is not: its rule counts requests,
-// whatever they cost, and [DecideCost] asks it with Decide.
-type Coster interface {
-	// DecideCost is Decide for a request of the given cost.
-	DecideCost(now time.Time, inFlight int, cost int) Decision
-}
-
-// DecideCost asks p about a request of the given cost: p.DecideCost if p
-// is a [Coster], else p.Decide (one request whatever its cost).
-func DecideCost(p Policy, now time.Time, inFlight int, cost int) Decision {
-	if c, ok := p.(Coster); ok {
-		return c.DecideCost(now, inFlight, cost)
-	}
-	return p.Decide(now, inFlight)
 }

@@ -8,10 +8,9 @@ import (
 	"time"
 )
 
-// TestSharedDecideCost: Shared passes the cost to a Coster underneath, so
-// that it decides as the bare policy would, and asks any other policy
-// with Decide.
-func TestSharedDecideCost(t *testing.T) {
+// TestSharedDecide: NewShared passes the cost to the policy
+// underneath, so that it decides as the bare policy would.
+func TestSharedDecide(t *testing.T) {
 	tests := []struct {
 		name  string
 		costs []int
@@ -28,7 +27,7 @@ func TestSharedDecideCost(t *testing.T) {
 			for i := range 300 {
 				now := at(time.Duration(i) * 3 * time.Millisecond)
 				c := tc.costs[i%len(tc.costs)]
-				want, got := bare.DecideCost(now, 0, c), s.DecideCost(now, 0, c)
+				want, got := bare.Decide(now, 0, c), s.Decide(now, 0, c)
 				if got != want {
 					t.Fatalf("decision %d of cost %d: got %+v, want %+v as the bare Pacer's", i, c, got, want)
 				}
@@ -47,26 +46,26 @@ func TestSharedDecideCost(t *testing.T) {
 		p := flatPacer(t, 10) // 500 units/s
 		s := NewShared(p)
 		next := p.next
-		if d := s.DecideCost(time.Unix(0, next), 0, 250); d.Verdict != Send {
+		if d := s.Decide(time.Unix(0, next), 0, 250); d.Verdict != Send {
 			t.Fatalf("got %+v, want Send", d)
 		}
-		want := time.Unix(0, next).Add(time.Duration(1e9 * 250 / p.Rate()))
-		if d := s.DecideCost(time.Unix(0, next), 0, 1); d.Verdict != Postpone || !d.RetryAt.Equal(want) {
+		want := time.Unix(0, next).Add(time.Duration(1e9 * 250 / p.rate))
+		if d := s.Decide(time.Unix(0, next), 0, 1); d.Verdict != Postpone || !d.RetryAt.Equal(want) {
 			t.Errorf("after a request of cost 250: got %+v, want Postpone until %v, half a second later", d, want)
 		}
 	})
-	t.Run("not a Coster", func(t *testing.T) {
-		sre, err := NewSRE(Config{}, func() float64 { return 0.5 }, 0)
+	t.Run("SRE counts requests", func(t *testing.T) {
+		sre, err := NewSRE(SREConfig{}, func() float64 { return 0.5 }, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		s := NewShared(sre)
 		for i, c := range []int{100, 0, 7} {
-			if d := s.DecideCost(at(0), i, c); d.Verdict != Send { // the earlier ones in flight
+			if d := s.Decide(at(0), i, c); d.Verdict != Send { // the earlier ones in flight
 				t.Errorf("request %d of cost %d: got %+v, want Send", i, c, d)
 			}
 		}
-		if req, _ := sre.Throttler().Counts(at(0)); req != 3 {
+		if req, _ := Counts(sre, at(0)); req != 3 {
 			t.Errorf("got %d requests counted, want 3 (one each, whatever the cost)", req)
 		}
 	})
@@ -92,7 +91,7 @@ func TestSharedParallelCost(t *testing.T) {
 			for i := range calls {
 				now := at(time.Duration(tick.Add(1)) * 100 * time.Microsecond)
 				c := 1 + (g*7+i)%20
-				d := s.DecideCost(now, 0, c)
+				d := s.Decide(now, 0, c)
 				switch d.Verdict {
 				case Send:
 					sends[g] = append(sends[g], send{now, c})
@@ -117,7 +116,7 @@ func TestSharedParallelCost(t *testing.T) {
 	if len(all) < 10 {
 		t.Fatalf("got %d sends, want many", len(all))
 	}
-	rate := s.p.(*Pacer).Rate() // the highest rate of the run
+	rate := p.rate // the highest rate of the run
 	total := 0
 	for i, x := range all {
 		total += x.cost

@@ -45,23 +45,23 @@ func script(n int) []event {
 }
 
 // play runs evs on th starting at now, with r as the random value holder.
-func play(th *adaptive.Throttler, r *float64, now time.Time, evs []event) ([]decision, time.Time) {
+func play(th *adaptive.SRE, r *float64, now time.Time, evs []event) ([]decision, time.Time) {
 	var got []decision
 	for _, e := range evs {
 		now = now.Add(e.advance)
 		*r = e.r
-		allow, p := th.Decide(now)
+		allow, p := decide(th, now)
 		if allow {
-			th.Record(now, e.outcome)
+			record(th, now, e.outcome)
 		}
-		req, acc := th.Counts(now)
+		req, acc := adaptive.Counts(th, now)
 		got = append(got, decision{allow, p, req, acc})
 	}
 	return got, now
 }
 
 // marshal returns th's state, failing the test on an error.
-func marshal(t *testing.T, th *adaptive.Throttler) []byte {
+func marshal(t *testing.T, th *adaptive.SRE) []byte {
 	t.Helper()
 	b, err := th.MarshalBinary()
 	if err != nil {
@@ -73,12 +73,12 @@ func marshal(t *testing.T, th *adaptive.Throttler) []byte {
 func TestStateRoundTrip(t *testing.T) {
 	configs := []struct {
 		name string
-		cfg  adaptive.Config
+		cfg  adaptive.SREConfig
 	}{
-		{"fixed 10s", adaptive.Config{ResetInterval: 10 * time.Second}},
-		{"fixed 3s K=1.1 failures as rejects", adaptive.Config{K: 1.1, ResetInterval: 3 * time.Second, CountFailuresAsRejects: true}},
-		{"sliding 10s", adaptive.Config{Window: adaptive.Sliding, WindowSize: 10 * time.Second, Bucket: time.Second}},
-		{"sliding 2.5s K=1.1", adaptive.Config{Window: adaptive.Sliding, K: 1.1, WindowSize: 2500 * time.Millisecond, Bucket: 500 * time.Millisecond}},
+		{"fixed 10s", adaptive.SREConfig{ResetInterval: 10 * time.Second}},
+		{"fixed 3s K=1.1 failures as rejects", adaptive.SREConfig{K: 1.1, ResetInterval: 3 * time.Second, CountFailuresAsRejects: true}},
+		{"sliding 10s", adaptive.SREConfig{Sliding: true, WindowSize: 10 * time.Second, Bucket: time.Second}},
+		{"sliding 2.5s K=1.1", adaptive.SREConfig{Sliding: true, K: 1.1, WindowSize: 2500 * time.Millisecond, Bucket: 500 * time.Millisecond}},
 	}
 	evs := script(400)
 	for _, c := range configs {
@@ -117,20 +117,20 @@ func TestStateRoundTrip(t *testing.T) {
 }
 
 func TestUnmarshalShapes(t *testing.T) {
-	fixed := adaptive.Config{ResetInterval: time.Minute}
-	sliding := func(size, bucket time.Duration) adaptive.Config {
-		return adaptive.Config{Window: adaptive.Sliding, WindowSize: size, Bucket: bucket}
+	fixed := adaptive.SREConfig{ResetInterval: time.Minute}
+	sliding := func(size, bucket time.Duration) adaptive.SREConfig {
+		return adaptive.SREConfig{Sliding: true, WindowSize: size, Bucket: bucket}
 	}
 	tests := []struct {
 		name         string
-		from, to     adaptive.Config
+		from, to     adaptive.SREConfig
 		at           time.Duration // when counts are read, after t0
 		wantRequests int64
 		wantStarted  bool
 	}{
 		{"fixed to fixed", fixed, fixed, 0, 10, true},
-		{"fixed to longer fixed keeps start and counts", fixed, adaptive.Config{ResetInterval: time.Hour}, 30 * time.Minute, 10, true},
-		{"fixed to shorter fixed keeps start", fixed, adaptive.Config{ResetInterval: 20 * time.Second}, 20 * time.Second, 0, true},
+		{"fixed to longer fixed keeps start and counts", fixed, adaptive.SREConfig{ResetInterval: time.Hour}, 30 * time.Minute, 10, true},
+		{"fixed to shorter fixed keeps start", fixed, adaptive.SREConfig{ResetInterval: 20 * time.Second}, 20 * time.Second, 0, true},
 		{"sliding to same sliding", sliding(10*time.Second, time.Second), sliding(10*time.Second, time.Second), 9 * time.Second, 10, true},
 		{"sliding to fewer buckets keeps newest", sliding(10*time.Second, time.Second), sliding(3*time.Second, time.Second), 9 * time.Second, 3, true},
 		{"sliding to more buckets keeps all", sliding(10*time.Second, time.Second), sliding(20*time.Second, time.Second), 9 * time.Second, 10, true},
@@ -153,7 +153,7 @@ func TestUnmarshalShapes(t *testing.T) {
 			if got := adaptive.Started(to); got != tc.wantStarted {
 				t.Errorf("got started %v, want %v", got, tc.wantStarted)
 			}
-			if req, acc := to.Counts(t0.Add(tc.at)); req != tc.wantRequests || acc != 0 {
+			if req, acc := adaptive.Counts(to, t0.Add(tc.at)); req != tc.wantRequests || acc != 0 {
 				t.Errorf("got counts (%d, %d), want (%d, 0)", req, acc, tc.wantRequests)
 			}
 		})
@@ -161,27 +161,27 @@ func TestUnmarshalShapes(t *testing.T) {
 }
 
 // TestUnmarshalResets: empty data, and the state of an unstarted
-// Throttler, reset a Throttler to its state after New.
+// SRE, reset a SRE to its state after New.
 func TestUnmarshalResets(t *testing.T) {
-	for _, w := range []adaptive.Window{adaptive.FixedReset, adaptive.Sliding} {
-		fresh := mustNew(t, adaptive.Config{Window: w}, constRand(alwaysAllow))
+	for _, w := range []bool{false, true} {
+		fresh := mustNew(t, adaptive.SREConfig{Sliding: w}, constRand(alwaysAllow))
 		for name, data := range map[string][]byte{"empty": nil, "unstarted": marshal(t, fresh)} {
-			t.Run(w.String()+"/"+name, func(t *testing.T) {
-				th := mustNew(t, adaptive.Config{Window: w}, constRand(alwaysAllow))
+			t.Run(windowName(w)+"/"+name, func(t *testing.T) {
+				th := mustNew(t, adaptive.SREConfig{Sliding: w}, constRand(alwaysAllow))
 				throttledAt(th, t0, 5)
 				if err := th.UnmarshalBinary(data); err != nil {
 					t.Fatalf("UnmarshalBinary error: %v", err)
 				}
 				if got, want := marshal(t, th), marshal(t, fresh); !bytes.Equal(got, want) {
-					t.Errorf("state after UnmarshalBinary(%q):\n%q\nwant that of a new Throttler\n%q", data, got, want)
+					t.Errorf("state after UnmarshalBinary(%q):\n%q\nwant that of a new SRE\n%q", data, got, want)
 				}
 			})
 		}
 	}
 }
 
-// TestUnmarshalInvalid: state no Throttler could have written is refused
-// with ErrState, and leaves the Throttler reset.
+// TestUnmarshalInvalid: state no SRE could have written is refused
+// with ErrState, and leaves the SRE reset.
 func TestUnmarshalInvalid(t *testing.T) {
 	state := func(js string) []byte { return append([]byte{adaptive.StateVersion}, js...) }
 	tests := []struct {
@@ -192,7 +192,6 @@ func TestUnmarshalInvalid(t *testing.T) {
 		{"pacer state", []byte{0x22, 0}},
 		{"not JSON", state("{")},
 		{"unknown window", state(`{"Started":true,"Window":9}`)},
-		{"paced Throttler", state(`{"Started":true,"Mode":1}`)},
 		{"negative requests", state(`{"Started":true,"Requests":-1}`)},
 		{"negative accepts", state(`{"Started":true,"Accepts":-1}`)},
 		{"bucket lengths differ", state(`{"Started":true,"Window":1,"BucketNanos":1000000000,"BucketRequests":[0,0,0],"BucketAccepts":[0,0]}`)},
@@ -200,17 +199,17 @@ func TestUnmarshalInvalid(t *testing.T) {
 		{"bucket sum overflows", state(`{"Started":true,"Window":1,"BucketNanos":1000000000,"BucketRequests":[9223372036854775807,1],"BucketAccepts":[0,0]}`)},
 	}
 	for _, tc := range tests {
-		for _, w := range []adaptive.Window{adaptive.FixedReset, adaptive.Sliding} {
-			t.Run(tc.name+"/"+w.String(), func(t *testing.T) {
-				th := mustNew(t, adaptive.Config{Window: w}, constRand(alwaysAllow))
+		for _, w := range []bool{false, true} {
+			t.Run(tc.name+"/"+windowName(w), func(t *testing.T) {
+				th := mustNew(t, adaptive.SREConfig{Sliding: w}, constRand(alwaysAllow))
 				throttledAt(th, t0, 5)
 				if err := th.UnmarshalBinary(tc.data); !errors.Is(err, adaptive.ErrState) {
 					t.Errorf("got error %v, want one wrapping ErrState", err)
 				}
 				if adaptive.Started(th) {
-					t.Errorf("got a started Throttler after a refused state, want it reset")
+					t.Errorf("got a started SRE after a refused state, want it reset")
 				}
-				if req, acc := th.Counts(t0); req != 0 || acc != 0 {
+				if req, acc := adaptive.Counts(th, t0); req != 0 || acc != 0 {
 					t.Errorf("got counts (%d, %d) after a refused state, want (0, 0)", req, acc)
 				}
 			})

@@ -8,19 +8,19 @@ import (
 )
 
 // throttledAt counts n requests that the backend throttled, at now.
-func throttledAt(th *adaptive.Throttler, now time.Time, n int) {
+func throttledAt(th *adaptive.SRE, now time.Time, n int) {
 	for range n {
-		if allow, _ := th.Decide(now); allow {
-			th.Record(now, adaptive.Throttled)
+		if allow, _ := decide(th, now); allow {
+			record(th, now, adaptive.Throttled)
 		}
 	}
 }
 
 // acceptedAt counts n requests that the backend accepted, at now.
-func acceptedAt(th *adaptive.Throttler, now time.Time, n int) {
+func acceptedAt(th *adaptive.SRE, now time.Time, n int) {
 	for range n {
-		th.Decide(now)
-		th.Record(now, adaptive.Accepted)
+		decide(th, now)
+		record(th, now, adaptive.Accepted)
 	}
 }
 
@@ -47,10 +47,10 @@ func TestFixedResetBoundary(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			th := mustNew(t, adaptive.Config{ResetInterval: time.Minute}, constRand(alwaysAllow))
+			th := mustNew(t, adaptive.SREConfig{ResetInterval: time.Minute}, constRand(alwaysAllow))
 			throttledAt(th, first, 3)
 			acceptedAt(th, first, 2)
-			req, acc := th.Counts(first.Add(tc.at))
+			req, acc := adaptive.Counts(th, first.Add(tc.at))
 			if req != tc.wantRequests || acc != tc.wantAccepts {
 				t.Errorf("got counts (%d, %d), want (%d, %d)", req, acc, tc.wantRequests, tc.wantAccepts)
 			}
@@ -66,7 +66,7 @@ func TestFixedResetBoundary(t *testing.T) {
 // at first + 6m.
 func TestFixedResetKeepsBoundaries(t *testing.T) {
 	first := t0.Add(10 * time.Second)
-	th := mustNew(t, adaptive.Config{}, constRand(alwaysAllow))
+	th := mustNew(t, adaptive.SREConfig{}, constRand(alwaysAllow))
 	throttledAt(th, first, 4)
 	later := first.Add(5*time.Minute + 30*time.Second)
 	throttledAt(th, later, 1)
@@ -79,7 +79,7 @@ func TestFixedResetKeepsBoundaries(t *testing.T) {
 		{first.Add(6 * time.Minute), 0},
 	}
 	for _, s := range steps {
-		if req, _ := th.Counts(s.at); req != s.wantRequests {
+		if req, _ := adaptive.Counts(th, s.at); req != s.wantRequests {
 			t.Errorf("at first+%v: got %d requests, want %d", s.at.Sub(first), req, s.wantRequests)
 		}
 	}
@@ -88,13 +88,13 @@ func TestFixedResetKeepsBoundaries(t *testing.T) {
 // TestFixedResetBackwards checks that an event earlier than the window is
 // counted in the current window.
 func TestFixedResetBackwards(t *testing.T) {
-	th := mustNew(t, adaptive.Config{}, constRand(alwaysAllow))
+	th := mustNew(t, adaptive.SREConfig{}, constRand(alwaysAllow))
 	throttledAt(th, t0.Add(90*time.Second), 1) // window [t0+90s, t0+150s)
 	throttledAt(th, t0, 1)
-	if req, _ := th.Counts(t0.Add(149 * time.Second)); req != 2 {
+	if req, _ := adaptive.Counts(th, t0.Add(149*time.Second)); req != 2 {
 		t.Errorf("got %d requests, want 2", req)
 	}
-	if req, _ := th.Counts(t0.Add(150 * time.Second)); req != 0 {
+	if req, _ := adaptive.Counts(th, t0.Add(150*time.Second)); req != 0 {
 		t.Errorf("got %d requests after the boundary, want 0", req)
 	}
 }
@@ -119,16 +119,16 @@ func TestSlidingForgets(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := adaptive.Config{Window: adaptive.Sliding, WindowSize: 10 * time.Second, Bucket: time.Second}
+			cfg := adaptive.SREConfig{Sliding: true, WindowSize: 10 * time.Second, Bucket: time.Second}
 			th := mustNew(t, cfg, constRand(alwaysAllow))
 			throttledAt(th, t0, 1)
 			throttledAt(th, t0.Add(1500*time.Millisecond), 2)
 			acceptedAt(th, t0.Add(2*time.Second), 3)
-			req, acc := th.Counts(t0.Add(tc.at))
+			req, acc := adaptive.Counts(th, t0.Add(tc.at))
 			if req != tc.wantRequests || acc != tc.wantAccepts {
 				t.Errorf("got counts (%d, %d), want (%d, %d)", req, acc, tc.wantRequests, tc.wantAccepts)
 			}
-			if got, want := th.Probability(t0.Add(tc.at)), formula(tc.wantRequests, tc.wantAccepts, 2); got != want {
+			if got, want := adaptive.P(th, t0.Add(tc.at)), formula(tc.wantRequests, tc.wantAccepts, 2); got != want {
 				t.Errorf("got Probability %v, want %v", got, want)
 			}
 		})
@@ -138,18 +138,18 @@ func TestSlidingForgets(t *testing.T) {
 // TestSlidingGradual steps through time one bucket at a time and checks
 // that p falls bucket by bucket as throttled history is forgotten.
 func TestSlidingGradual(t *testing.T) {
-	cfg := adaptive.Config{Window: adaptive.Sliding, WindowSize: 4 * time.Second, Bucket: time.Second}
+	cfg := adaptive.SREConfig{Sliding: true, WindowSize: 4 * time.Second, Bucket: time.Second}
 	th := mustNew(t, cfg, constRand(alwaysAllow))
 	for i := range 4 { // 2 throttled requests in each of buckets 0..3
 		throttledAt(th, t0.Add(time.Duration(i)*time.Second), 2)
 	}
 	for i, want := range []int64{8, 6, 4, 2, 0, 0} {
 		now := t0.Add(time.Duration(3+i) * time.Second)
-		req, _ := th.Counts(now)
+		req, _ := adaptive.Counts(th, now)
 		if req != want {
 			t.Errorf("at t0+%ds: got %d requests, want %d", 3+i, req, want)
 		}
-		if got, wantP := th.Probability(now), formula(want, 0, 2); got != wantP {
+		if got, wantP := adaptive.P(th, now), formula(want, 0, 2); got != wantP {
 			t.Errorf("at t0+%ds: got Probability %v, want %v", 3+i, got, wantP)
 		}
 	}
@@ -158,13 +158,13 @@ func TestSlidingGradual(t *testing.T) {
 // TestSlidingRounding checks that a WindowSize that is not a multiple of
 // Bucket is rounded up to whole buckets.
 func TestSlidingRounding(t *testing.T) {
-	cfg := adaptive.Config{Window: adaptive.Sliding, WindowSize: 2500 * time.Millisecond, Bucket: time.Second}
+	cfg := adaptive.SREConfig{Sliding: true, WindowSize: 2500 * time.Millisecond, Bucket: time.Second}
 	th := mustNew(t, cfg, constRand(alwaysAllow))
 	throttledAt(th, t0, 1)
-	if req, _ := th.Counts(t0.Add(3*time.Second - time.Nanosecond)); req != 1 {
+	if req, _ := adaptive.Counts(th, t0.Add(3*time.Second-time.Nanosecond)); req != 1 {
 		t.Errorf("got %d requests just before 3 buckets, want 1", req)
 	}
-	if req, _ := th.Counts(t0.Add(3 * time.Second)); req != 0 {
+	if req, _ := adaptive.Counts(th, t0.Add(3*time.Second)); req != 0 {
 		t.Errorf("got %d requests after 3 buckets, want 0", req)
 	}
 }
@@ -183,13 +183,13 @@ func TestSlidingEpochAligned(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := adaptive.Config{Window: adaptive.Sliding, WindowSize: 10 * time.Second, Bucket: time.Second}
+			cfg := adaptive.SREConfig{Sliding: true, WindowSize: 10 * time.Second, Bucket: time.Second}
 			th := mustNew(t, cfg, constRand(alwaysAllow))
 			throttledAt(th, tc.base.Add(900*time.Millisecond), 1)
-			if req, _ := th.Counts(tc.base.Add(10*time.Second - time.Nanosecond)); req != 1 {
+			if req, _ := adaptive.Counts(th, tc.base.Add(10*time.Second-time.Nanosecond)); req != 1 {
 				t.Errorf("got %d requests before the bucket expires, want 1", req)
 			}
-			if req, _ := th.Counts(tc.base.Add(10 * time.Second)); req != 0 {
+			if req, _ := adaptive.Counts(th, tc.base.Add(10*time.Second)); req != 0 {
 				t.Errorf("got %d requests at base+10s, want 0", req)
 			}
 		})

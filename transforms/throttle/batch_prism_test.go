@@ -16,7 +16,6 @@ import (
 	"github.com/beamthrottle/beamthrottle/clientcall"
 	"github.com/beamthrottle/beamthrottle/internal/services"
 	"github.com/beamthrottle/beamthrottle/testserver"
-	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
 func init() {
@@ -66,7 +65,7 @@ func TestBatchMakesFewerCalls(t *testing.T) {
 			defer srv.Close()
 			p, s := beam.NewPipelineWithRoot()
 			out := Adaptive(s, generateJSON(s, n), &clientcall.HTTP{URL: srv.Endpoint()},
-				WithMode(adaptive.ModeSRE), WithBatchSize(n), WithItemsPerCall(perCall))
+				WithMode(ModeSRE), WithBatchSize(n), WithItemsPerCall(perCall))
 			passert.Count(s, out.Success, "success", n)
 			passert.Equals(s, beam.ParDo(s, bytesToString, out.Success), jsonInputs(n)...)
 			res := runPipeline(t, p, true)
@@ -99,7 +98,7 @@ func TestBatchPartialFailures(t *testing.T) {
 		name string
 		opts []Option
 	}{
-		{"route", []Option{WithMode(adaptive.ModeSRE), WithStrategy(Route)}},
+		{"route", []Option{WithMode(ModeSRE), WithStrategy(Route)}},
 		{"postpone", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -219,7 +218,7 @@ func costErrorOK(r Record) bool {
 func TestCostFailures(t *testing.T) {
 	const n = 100
 	p, s := beam.NewPipelineWithRoot()
-	out := Adaptive(s, generateJSON(s, n), clientcall.Echo{}, WithMode(adaptive.ModeSRE), WithCost(pickyCost{}))
+	out := Adaptive(s, generateJSON(s, n), clientcall.Echo{}, WithMode(ModeSRE), WithCost(pickyCost{}))
 	passert.Count(s, out.Success, "success", n/4)
 	passert.Count(s, out.Errors, "errors", 3*n/4)
 	passert.True(s, out.Errors, costErrorOK)

@@ -19,7 +19,6 @@ import (
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
 	"github.com/beamthrottle/beamthrottle/testserver"
-	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
 func init() {
@@ -59,7 +58,7 @@ func TestRetryStrategyIsBounded(t *testing.T) {
 	const n = 200
 	p, s := beam.NewPipelineWithRoot()
 	out := Adaptive(s, generate(s, n), alwaysThrottled{},
-		WithStrategy(Retry), WithMaxAttempts(3), WithMode(adaptive.ModeSRE), WithK(1e9), WithGroups(2), WithBatchSize(1000))
+		WithStrategy(Retry), WithMaxAttempts(3), WithMode(ModeSRE), WithK(1e9), WithGroups(2), WithBatchSize(1000))
 	throttled := beam.Flatten(s, out.ServerThrottled, out.ClientThrottled)
 	passert.Count(s, throttled, "throttled", n)
 	passert.True(s, throttled, retryRecordOK)
@@ -78,7 +77,7 @@ func TestRetryStrategyIsBounded(t *testing.T) {
 func TestDropStrategy(t *testing.T) {
 	const n = 100
 	p, s := beam.NewPipelineWithRoot()
-	out := Adaptive(s, generate(s, n), alwaysThrottled{}, WithMode(adaptive.ModeSRE), WithStrategy(Drop))
+	out := Adaptive(s, generate(s, n), alwaysThrottled{}, WithMode(ModeSRE), WithStrategy(Drop))
 	passert.Empty(s, out.ServerThrottled)
 	passert.Empty(s, out.ClientThrottled)
 	res := runPipeline(t, p, true)
@@ -205,7 +204,7 @@ func TestRecoveryAfterOutage(t *testing.T) {
 
 	p, s := beam.NewPipelineWithRoot()
 	Adaptive(s, generate(s, n), &clientcall.HTTP{URL: srv.URL + "/api"},
-		WithMode(adaptive.ModeSRE), WithBatchSize(50), WithBatchInterval(50*time.Millisecond), WithResetInterval(100*time.Millisecond))
+		WithMode(ModeSRE), WithBatchSize(50), WithBatchInterval(50*time.Millisecond), WithResetInterval(100*time.Millisecond))
 	res := runPipeline(t, p, true)
 
 	st := h.Stats()
@@ -251,7 +250,7 @@ func TestOverQuota(t *testing.T) {
 	defer srv.Close()
 	p, s := beam.NewPipelineWithRoot()
 	Adaptive(s, generate(s, n), &clientcall.HTTP{URL: srv.Endpoint()},
-		WithMode(adaptive.ModeSRE), WithGroups(2), WithBatchSize(50), WithBatchInterval(50*time.Millisecond))
+		WithMode(ModeSRE), WithGroups(2), WithBatchSize(50), WithBatchInterval(50*time.Millisecond))
 	res := runPipeline(t, p, true)
 
 	st := srv.Handler.Stats()
@@ -358,7 +357,7 @@ func expiredOK(r Record) bool {
 func TestMaxWaitExpires(t *testing.T) {
 	const n = 50
 	p, s := beam.NewPipelineWithRoot()
-	out := Adaptive(s, generate(s, n), alwaysThrottled{}, WithMode(adaptive.ModePaced), WithMaxWait(2*time.Second),
+	out := Adaptive(s, generate(s, n), alwaysThrottled{}, WithMode(ModePaced), WithMaxWait(2*time.Second),
 		WithBatchInterval(100*time.Millisecond))
 	throttled := beam.Flatten(s, out.ServerThrottled, out.ClientThrottled)
 	passert.Count(s, throttled, "throttled", n)

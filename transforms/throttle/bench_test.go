@@ -14,7 +14,6 @@ import (
 	"github.com/beamthrottle/beamthrottle/clientcall"
 	"github.com/beamthrottle/beamthrottle/internal/procstat"
 	"github.com/beamthrottle/beamthrottle/testserver"
-	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
 func init() {
@@ -120,11 +119,11 @@ func BenchmarkAdaptive(b *testing.B) {
 		}
 	})
 	for _, c := range []struct {
-		mode          adaptive.Mode
+		mode          Mode
 		groups, batch int
 	}{
-		{adaptive.ModeSRE, 1, benchElements}, {adaptive.ModeSRE, 4, benchElements}, {adaptive.ModeSRE, 4, 5000},
-		{adaptive.ModeSRE, 4, 500}, {adaptive.ModePaced, 4, 5000},
+		{ModeSRE, 1, benchElements}, {ModeSRE, 4, benchElements}, {ModeSRE, 4, 5000},
+		{ModeSRE, 4, 500}, {ModePaced, 4, 5000},
 	} {
 		b.Run(fmt.Sprintf("Throttle/%v/groups=%d/batch=%d", c.mode, c.groups, c.batch), func(b *testing.B) {
 			rate := runBench(b, func(s beam.Scope, in beam.PCollection) {
@@ -155,7 +154,7 @@ func BenchmarkBatching(b *testing.B) {
 		b.Run(fmt.Sprintf("items_per_call=%d", perCall), func(b *testing.B) {
 			srv.Handler.Reset()
 			rate := runBenchN(b, n, generateJSON, func(s beam.Scope, in beam.PCollection) {
-				Adaptive(s, in, &clientcall.HTTP{URL: srv.Endpoint()}, WithMode(adaptive.ModeSRE), WithGroups(4),
+				Adaptive(s, in, &clientcall.HTTP{URL: srv.Endpoint()}, WithMode(ModeSRE), WithGroups(4),
 					WithBatchSize(1000), WithBatchInterval(100*time.Millisecond), WithItemsPerCall(perCall))
 			})
 			st := srv.Handler.Stats()

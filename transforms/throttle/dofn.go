@@ -40,7 +40,8 @@ type throttleFn struct {
 
 	BatchSize     int
 	BatchInterval time.Duration
-	Adaptive      adaptive.Config
+	Mode          Mode
+	Adaptive      adaptive.SREConfig
 	Strategy      Strategy
 	MaxAttempts   int
 	MaxAge        time.Duration
@@ -117,7 +118,7 @@ func (f *throttleFn) Setup(ctx context.Context) error {
 		return err
 	}
 	log.Infof(ctx, "throttle: caller %v ready: batches of %d every %v, mode %v, strategy %s",
-		f.Caller.Type.T, f.BatchSize, f.BatchInterval, f.Adaptive.Mode, f.Strategy)
+		f.Caller.Type.T, f.BatchSize, f.BatchInterval, f.Mode, f.Strategy)
 	return nil
 }
 
@@ -126,7 +127,7 @@ func (f *throttleFn) Setup(ctx context.Context) error {
 // postpones by a batch interval under the Postpone strategy instead of
 // rejecting).
 func (f *throttleFn) newPolicy(rnd func() float64, groups int) (adaptive.Policy, error) {
-	if f.Adaptive.Mode == adaptive.ModePaced {
+	if f.Mode == ModePaced {
 		return adaptive.NewPacer(adaptive.PacerConfig{Groups: groups, Rate: f.Quota.knownRate()})
 	}
 	var postpone time.Duration

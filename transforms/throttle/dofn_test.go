@@ -30,13 +30,9 @@ type scriptPolicy struct {
 	costs    []int // the cost of each decision
 }
 
-// DecideCost records the cost and decides as Decide.
-func (s *scriptPolicy) DecideCost(now time.Time, inFlight, cost int) adaptive.Decision {
+// Decide records the cost and answers from the script.
+func (s *scriptPolicy) Decide(_ time.Time, _, cost int) adaptive.Decision {
 	s.costs = append(s.costs, cost)
-	return s.Decide(now, inFlight)
-}
-
-func (s *scriptPolicy) Decide(time.Time, int) adaptive.Decision {
 	if len(s.script) == 0 {
 		return adaptive.Decision{Verdict: adaptive.Send}
 	}
@@ -52,8 +48,9 @@ func (s *scriptPolicy) Decide(time.Time, int) adaptive.Decision {
 func (s *scriptPolicy) Record(_ time.Time, a adaptive.Answer) {
 	s.recorded = append(s.recorded, a.Outcome)
 }
-func (s *scriptPolicy) MarshalBinary() ([]byte, error) { return nil, nil }
-func (s *scriptPolicy) UnmarshalBinary([]byte) error   { return nil }
+func (s *scriptPolicy) Budget(time.Time, time.Time) int { return -1 }
+func (s *scriptPolicy) MarshalBinary() ([]byte, error)  { return nil, nil }
+func (s *scriptPolicy) UnmarshalBinary([]byte) error    { return nil }
 
 // outs collects what a firing emits.
 type outs struct {

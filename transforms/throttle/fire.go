@@ -58,7 +58,7 @@ func (fr *driver) begin() *firing.Firing {
 		return fr.core
 	}
 	f := fr.fn
-	env := firing.Env{Policy: firing.PolicyOf(f.policy), Progress: progressOf{f.progress}}
+	env := firing.Env{Policy: f.policy, Progress: progressOf{f.progress}}
 	if f.pool != nil {
 		env.Quota = &poolQuota{pool: f.pool, ctx: fr.ctx, retry: f.BatchInterval}
 	}

@@ -3,6 +3,7 @@ package throttle
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
@@ -90,19 +91,29 @@ func ParseScope(s string) (Scope, error) {
 	return "", &OptionError{Option: "WithScope", Err: fmt.Errorf("unknown scope %q (want worker or group)", s)}
 }
 
+// Mode selects the throttle algorithm (WithMode).
+type Mode string
+
+// The modes.
+const (
+	// ModePaced, the default, paces: a pacer (adaptive.Pacer) spaces the
+	// calls at a rate that follows the backend's answers and postpones the
+	// others to their slot; it never rejects locally.
+	ModePaced Mode = "paced"
+	// ModeSRE is the original tool's throttle (adaptive.SRE): before each
+	// call it rejects at random with the SRE book's probability
+	// max(0, (requests − K·accepts) / (requests + 1)), so that under
+	// sustained overload about K times what the backend accepts is sent.
+	ModeSRE Mode = "sre"
+)
+
 // Defaults of the options. The throughput ceiling of one group is
 // BatchSize / BatchInterval calls per second (with CallsInFlight 1 and a
 // fast backend), so the ceiling of the transform is Groups × that. The
 // algorithm's settings (K, the window) default where package adaptive
-// defines them: adaptive.DefaultK, adaptive.DefaultResetInterval and the
-// others.
+// defines them (adaptive.SREConfig).
 const (
-	DefaultGroups = 1
-	// DefaultMode is the pacer: it postpones what it cannot send now and
-	// holds up on every backend of the simulator, where the SRE throttle
-	// wastes a large share of its calls (docs/sim/results.md). ModeSRE is
-	// the original tool's behaviour.
-	DefaultMode          = adaptive.ModePaced
+	DefaultGroups        = 1
 	DefaultBatchSize     = 100
 	DefaultBatchInterval = time.Second
 	DefaultMaxAttempts   = 3
@@ -111,16 +122,6 @@ const (
 	DefaultCallsInFlight = 1
 	// DefaultItemsPerCall is one element per call: the caller's Call.
 	DefaultItemsPerCall = 1
-	// DefaultMaxWait bounds nothing: an element waits in its group's queue
-	// until it can be sent. Streaming pipelines should set WithMaxWait (the
-	// pipeline's --max_wait does, to 10 minutes, for a subscription): see
-	// docs/design/postponement.md.
-	DefaultMaxWait time.Duration = 0
-	// DefaultMaxStall bounds nothing either: elements wait however long no
-	// call succeeds. Bounded pipelines should set WithMaxStall (the
-	// pipeline's --max_wait does, to 10 minutes, for files and --generate),
-	// so that a job against an API that accepts nothing ends.
-	DefaultMaxStall time.Duration = 0
 )
 
 // bufferBatch is how many elements the keying step packs into one write to
@@ -133,7 +134,8 @@ type config struct {
 	Groups        int
 	BatchSize     int
 	BatchInterval time.Duration
-	Adaptive      adaptive.Config
+	Mode          Mode
+	Adaptive      adaptive.SREConfig
 	KeyFunc       any
 	Strategy      Strategy
 	MaxAttempts   int
@@ -164,8 +166,8 @@ func defaultConfig() config {
 		Groups:        DefaultGroups,
 		BatchSize:     DefaultBatchSize,
 		BatchInterval: DefaultBatchInterval,
-		// The other fields' zero values are adaptive's defaults.
-		Adaptive:      adaptive.Config{Mode: DefaultMode},
+		// Mode "" is ModePaced (resolved); Adaptive's zero fields are
+		// adaptive's defaults.
 		MaxAttempts:   DefaultMaxAttempts,
 		MaxAge:        DefaultMaxAge,
 		CallTimeout:   DefaultCallTimeout,
@@ -222,15 +224,19 @@ func (e *OptionError) Unwrap() error { return e.Err }
 
 // resolved fills defaults that depend on other options.
 func (c config) resolved() config {
+	c.Mode = Mode(strings.ToLower(string(c.Mode)))
+	if c.Mode == "" {
+		c.Mode = ModePaced
+	}
 	if c.Strategy == "" {
 		c.Strategy = Route
-		if c.Adaptive.Mode == adaptive.ModePaced {
+		if c.Mode == ModePaced {
 			c.Strategy = Postpone
 		}
 	}
 	if c.Scope == "" {
 		c.Scope = ScopeGroup
-		if c.Adaptive.Mode == adaptive.ModePaced {
+		if c.Mode == ModePaced {
 			c.Scope = ScopeWorker
 		}
 	}
@@ -238,7 +244,7 @@ func (c config) resolved() config {
 }
 
 // validate checks the transform's own settings here, the algorithm's in
-// adaptive.Config.Validate and the shared quota's in QuotaConfig.Validate:
+// adaptive.SREConfig.Validate and the shared quota's in QuotaConfig.Validate:
 // each rule in one place.
 func (c config) validate() error {
 	var errs []error
@@ -247,6 +253,9 @@ func (c config) validate() error {
 	}
 	if c.Groups < 1 {
 		bad("WithGroups", "must be >= 1, got %d", c.Groups)
+	}
+	if c.Mode != ModePaced && c.Mode != ModeSRE {
+		bad("WithMode", "must be %s or %s, got %q", ModeSRE, ModePaced, c.Mode)
 	}
 	if _, err := ParseScope(string(c.Scope)); err != nil {
 		errs = append(errs, err)
@@ -327,47 +336,48 @@ func WithBatchSize(n int) Option { return func(c *config) { c.BatchSize = n } }
 // batch (default 1s).
 func WithBatchInterval(d time.Duration) Option { return func(c *config) { c.BatchInterval = d } }
 
-// WithK sets the SRE multiplier K (adaptive.Config.K: 0 means
-// adaptive.DefaultK, 2; otherwise it must be positive and finite). Lower
+// WithK sets the SRE multiplier K (adaptive.SREConfig.K: 0 means 2;
+// otherwise it must be positive and finite). Lower
 // values throttle more aggressively: the client sends at most about K times
 // what the backend accepts.
 func WithK(k float64) Option { return func(c *config) { c.Adaptive.K = k } }
 
 // WithResetInterval selects the fixed-reset window (the default) and sets how
-// often the counters are zeroed (0 means adaptive.DefaultResetInterval, 1
-// minute). It cannot be combined with WithSlidingWindow.
+// often the counters are zeroed (0 means 1 minute). It cannot be combined
+// with WithSlidingWindow.
 func WithResetInterval(d time.Duration) Option {
 	return func(c *config) {
-		c.chooseWindow("WithResetInterval", adaptive.FixedReset)
+		c.chooseWindow("WithResetInterval", false)
 		c.Adaptive.ResetInterval = d
 	}
 }
 
 // WithSlidingWindow selects the sliding window: counts over the last size
-// (0 means adaptive.DefaultWindowSize, 2 minutes) in buckets of bucket (0
-// means adaptive.DefaultBucket, 1s), so history is forgotten gradually
-// rather than all at once. It cannot be combined with WithResetInterval.
+// (0 means 2 minutes) in buckets of bucket (0 means 1s), so history is
+// forgotten gradually rather than all at once. It cannot be combined with
+// WithResetInterval.
 func WithSlidingWindow(size, bucket time.Duration) Option {
 	return func(c *config) {
-		c.chooseWindow("WithSlidingWindow", adaptive.Sliding)
+		c.chooseWindow("WithSlidingWindow", true)
 		c.Adaptive.WindowSize = size
 		c.Adaptive.Bucket = bucket
 	}
 }
 
-// chooseWindow records that option chose the window w.
-func (c *config) chooseWindow(option string, w adaptive.Window) {
+// chooseWindow records that option chose the window: sliding or fixed.
+func (c *config) chooseWindow(option string, sliding bool) {
 	if len(c.windowOptions) == 0 || c.windowOptions[0] != option {
 		c.windowOptions = append(c.windowOptions, option)
 	}
-	c.Adaptive.Window = w
+	c.Adaptive.Sliding = sliding
 }
 
-// WithMode selects the throttle algorithm: adaptive.ModePaced (the
-// default: a pacer that spaces calls at the rate the backend accepts and
-// postpones the rest) or adaptive.ModeSRE (the original tool's SRE formula,
-// which rejects at random). See docs/sim/results.md for how they compare.
-func WithMode(m adaptive.Mode) Option { return func(c *config) { c.Adaptive.Mode = m } }
+// WithMode selects the throttle algorithm: ModePaced (the default: a pacer
+// that spaces calls at the rate the backend accepts and postpones the rest)
+// or ModeSRE (the original tool's SRE formula, which rejects at random),
+// in any case; "" is the default. See docs/sim/results.md for how they
+// compare.
+func WithMode(m Mode) Option { return func(c *config) { c.Mode = m } }
 
 // WithCountFailuresAsRejects makes calls that failed for reasons other than
 // overload count as rejected by the backend (by default they count as

@@ -13,7 +13,7 @@ import (
 // *adaptive.ConfigError). Every fault is reported, whatever the order of
 // the options.
 func ExampleValidateOptions() {
-	err := throttle.ValidateOptions(throttle.WithK(-1), throttle.WithBatchSize(0), throttle.WithMode(7),
+	err := throttle.ValidateOptions(throttle.WithK(-1), throttle.WithBatchSize(0), throttle.WithMode("fast"),
 		throttle.WithSlidingWindow(0, 0), throttle.WithResetInterval(0))
 	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
 		var oe *throttle.OptionError
@@ -26,8 +26,8 @@ func ExampleValidateOptions() {
 		}
 	}
 	// Output:
+	// option WithMode: must be sre or paced, got "fast"
 	// option WithBatchSize: must be >= 1, got 0
 	// option WithResetInterval: cannot be combined with WithSlidingWindow: choose one window
 	// algorithm setting K: must be positive and finite, got -1
-	// algorithm setting Mode: must be ModeSRE or ModePaced, got Mode(7)
 }

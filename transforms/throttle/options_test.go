@@ -15,13 +15,13 @@ import (
 // the same options gives the same configuration (the algorithm's settings
 // included: no option resets another's).
 func TestOptionOrder(t *testing.T) {
-	opts := []Option{WithK(1.5), WithMode(adaptive.ModeSRE), WithSlidingWindow(time.Minute, 2*time.Second),
+	opts := []Option{WithK(1.5), WithMode(ModeSRE), WithSlidingWindow(time.Minute, 2*time.Second),
 		WithCountFailuresAsRejects(), WithGroups(3), WithStrategy(Retry), WithSeed(9)}
 	want, err := newConfig(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := want.Adaptive; got.K != 1.5 || got.Mode != adaptive.ModeSRE || got.Window != adaptive.Sliding ||
+	if got := want.Adaptive; got.K != 1.5 || want.Mode != ModeSRE || !got.Sliding ||
 		got.WindowSize != time.Minute || got.Bucket != 2*time.Second || !got.CountFailuresAsRejects {
 		t.Errorf("got algorithm settings %+v, want each option's", got)
 	}
@@ -45,15 +45,17 @@ func TestOptionOrder(t *testing.T) {
 }
 
 // TestDefaultConfig: without options, the algorithm's settings are
-// adaptive's defaults and the mode is DefaultMode.
+// adaptive's defaults (the zero SREConfig) and the mode is ModePaced.
 func TestDefaultConfig(t *testing.T) {
 	cfg, err := newConfig(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := adaptive.Config{Mode: DefaultMode}.WithDefaults()
-	if diff := cmp.Diff(want, cfg.Adaptive.WithDefaults()); diff != "" {
+	if diff := cmp.Diff(adaptive.SREConfig{}, cfg.Adaptive); diff != "" {
 		t.Errorf("default algorithm settings differ (-want +got):\n%s", diff)
+	}
+	if cfg.Mode != ModePaced {
+		t.Errorf("got mode %q, want %q", cfg.Mode, ModePaced)
 	}
 	if cfg.Strategy != Postpone || cfg.Scope != ScopeWorker {
 		t.Errorf("got strategy %q, scope %q; want the paced mode's postpone and worker", cfg.Strategy, cfg.Scope)
@@ -61,7 +63,7 @@ func TestDefaultConfig(t *testing.T) {
 }
 
 // TestValidateOptions: each fault is reported as a typed error naming the
-// option (or, for the algorithm's settings, the adaptive.Config field), all
+// option (or, for the algorithm's settings, the adaptive.SREConfig field), all
 // of them at once, and in any order of the options.
 func TestValidateOptions(t *testing.T) {
 	tests := []struct {
@@ -85,7 +87,8 @@ func TestValidateOptions(t *testing.T) {
 		{"bad scope", []Option{WithScope("process")}, []string{"WithScope"}},
 		{"zero K is the default", []Option{WithK(0)}, nil},
 		{"negative K", []Option{WithK(-1)}, []string{"K"}},
-		{"bad mode", []Option{WithMode(7)}, []string{"Mode"}},
+		{"bad mode", []Option{WithMode("fast")}, []string{"WithMode"}},
+		{"mode in capitals", []Option{WithMode("SRE")}, nil},
 		{"bucket over window", []Option{WithSlidingWindow(time.Second, time.Minute)}, []string{"Bucket"}},
 		{"two windows", []Option{WithResetInterval(time.Minute), WithSlidingWindow(0, 0)}, []string{"WithSlidingWindow"}},
 		{"two windows, other order", []Option{WithSlidingWindow(0, 0), WithResetInterval(time.Minute)}, []string{"WithResetInterval"}},

@@ -3,10 +3,10 @@
 //
 // Adaptive spreads the input over throttle groups, buffers each group in
 // Beam state and, every batch interval, calls the user's caller for up to a
-// batch of elements. How many it sends depends on the mode (package
-// adaptive): the default, paced (adaptive.ModePaced), spaces the calls at a
-// rate that follows the backend's answers and postpones the others to their
-// slot; the SRE mode (adaptive.ModeSRE) computes the rejection probability
+// batch of elements. How many it sends depends on the mode (WithMode;
+// the algorithms are package adaptive's): the default, ModePaced, spaces
+// the calls at a rate that follows the backend's answers and postpones the
+// others to their slot; ModeSRE computes the rejection probability
 // p = max(0, (requests − K·accepts) / (requests + 1)) for the group before
 // each call and rejects the element locally with probability p. Every input
 // element ends in exactly one of four outputs:
@@ -218,6 +218,7 @@ func tryAdaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) 
 		Flush:         timers.InProcessingTime("flush"),
 		BatchSize:     cfg.BatchSize,
 		BatchInterval: cfg.BatchInterval,
+		Mode:          cfg.Mode,
 		Adaptive:      cfg.Adaptive,
 		Strategy:      cfg.Strategy,
 		MaxAttempts:   cfg.MaxAttempts,

@@ -19,7 +19,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
-	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
 func TestMain(m *testing.M) {
@@ -139,7 +138,7 @@ func TestConservation(t *testing.T) {
 	const n = 10000
 	p, s := beam.NewPipelineWithRoot()
 	in := generate(s, n)
-	out := Adaptive(s, in, mixCaller{}, WithGroups(4), WithBatchSize(500), WithMode(adaptive.ModeSRE), WithK(1e9), WithSeed(1))
+	out := Adaptive(s, in, mixCaller{}, WithGroups(4), WithBatchSize(500), WithMode(ModeSRE), WithK(1e9), WithSeed(1))
 
 	var wantOK, wantST, wantErr []string
 	for i := range n {
@@ -186,7 +185,7 @@ func toAny(ss []string) []any {
 func TestPanicAndStatusInRecords(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	in := beam.Create(s, []byte("x9"), []byte("x8"), []byte("x6"))
-	out := Adaptive(s, in, mixCaller{}, WithMode(adaptive.ModeSRE), WithK(1e9))
+	out := Adaptive(s, in, mixCaller{}, WithMode(ModeSRE), WithK(1e9))
 	passert.True(s, out.Errors, mixErrorRecordOK)
 	passert.True(s, out.ServerThrottled, mixThrottledRecordOK)
 	passert.Count(s, out.Errors, "errors", 2)
@@ -234,7 +233,7 @@ func TestStructElementsAndKeyFunc(t *testing.T) {
 		orders = append(orders, order{Tenant: "t" + strconv.Itoa(i%3), ID: i - 1})
 	}
 	in := beam.Create(s, orders...)
-	out := Adaptive(s, in, orderCaller{Prefix: "p-"}, WithKeyFunc(tenantKey{}), WithMode(adaptive.ModeSRE), WithK(1e9))
+	out := Adaptive(s, in, orderCaller{Prefix: "p-"}, WithKeyFunc(tenantKey{}), WithMode(ModeSRE), WithK(1e9))
 	passert.Count(s, out.Success, "success", 29)
 	passert.True(s, out.Success, receiptOK)
 	passert.True(s, out.Errors, orderErrorOK)
@@ -314,7 +313,7 @@ func TestMessageElements(t *testing.T) {
 	for _, d := range []string{"x0", "x1", "x8"} {
 		msgs = append(msgs, Message{Data: []byte(d), MessageID: "id-" + d, AckID: "ack-" + d, Attributes: map[string]string{"k": "v"}, Attempts: 2})
 	}
-	out := Adaptive(s, beam.Create(s, msgs...), mixCaller{}, WithMode(adaptive.ModeSRE), WithK(1e9))
+	out := Adaptive(s, beam.Create(s, msgs...), mixCaller{}, WithMode(ModeSRE), WithK(1e9))
 	passert.Count(s, out.Success, "success", 2)
 	passert.True(s, out.Success, messageReplyOK)
 	passert.Count(s, out.Errors, "errors", 1)
@@ -346,7 +345,7 @@ func TestWithClassifier(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p, s := beam.NewPipelineWithRoot()
-			opts := append([]Option{WithStrategy(Route), WithMode(adaptive.ModeSRE)}, tc.opts...)
+			opts := append([]Option{WithStrategy(Route), WithMode(ModeSRE)}, tc.opts...)
 			out := Adaptive(s, generate(s, n), &clientcall.HTTP{URL: api.URL}, opts...)
 			passert.Empty(s, out.Success)
 			passert.Count(s, out.Errors, "errors", tc.errs)
