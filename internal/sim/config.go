@@ -73,6 +73,10 @@ type Config struct {
 	// firings. A Policy whose state survives the round trip gives the
 	// same results with and without Persist.
 	Persist bool
+	// OnFinal, if set, is told of every element's final outcome in turn:
+	// when it arrived, and "success", "client-rejected" or
+	// "server-throttled". Tests compare it with the transform's routes.
+	OnFinal func(arrived time.Duration, outcome string)
 }
 
 // FiringModel is how a firing handles time: how long it decides, and what

@@ -196,6 +196,9 @@ const (
 func (r *run) final(arrived, at time.Duration, o outcome) {
 	r.out.add(o)
 	r.lastFinal = max(r.lastFinal, at)
+	if r.cfg.OnFinal != nil {
+		r.cfg.OnFinal(arrived, [...]string{success: "success", clientRejected: "client-rejected", serverThrottled: "server-throttled"}[o])
+	}
 	if arrived >= r.warm {
 		r.cohort.add(o)
 	}
