@@ -209,20 +209,22 @@ seed sweep (%s) gives the median and worst case over other seeds.
 
 ## Setup
 
-- **Transform model**: each group runs the batch loop of the transform
-  (docs/design/postponement.md) with its own policy: a queue; a timer that fires %s
-  after an element arrives in an empty group; a firing rejects what waited longer than
-  the maximum wait, then, for at most one batch interval, asks the policy about up to
-  %d eligible elements in order of arrival: Send; Postpone (to a time within the
-  interval: the firing waits for it, so sends are spread at the policy's pace; later:
-  the firing ends and the timer is set to that time, at least %s on); Reject. At most
-  the calls in flight of the case are busy at once, and a firing starts with up to %s
-  of random delay. A 429 puts its element back in the queue, eligible after the
-  Retry-After if any; it ends server-throttled only when it has waited too long. The
-  firing ends when its calls are answered, and the next one comes %s after it began (or
-  at once if it ran longer). See the package documentation of sim for the exact loop.
-  The batch size is high so that the loop does not limit throughput; the maximum wait
-  (%s, the simulator's choice) is checked when a firing starts.
+- **Transform model**: each group runs the transform's own firing, package
+  internal/firing (the core the DoFn drives), on the simulator's clock, with its own
+  policy: a queue; a timer that fires %s after an element arrives in an empty group; a
+  firing takes up to %d eligible elements from the head of the queue (an element that
+  waited longer than the maximum wait is routed as it is reached, and another taken in
+  its place) and, for at most one batch interval, asks the policy about each: Send;
+  Postpone (to a time within the interval: the firing waits for it, so sends are spread
+  at the policy's pace; later: the firing ends and the timer is set to that time, at
+  least %s after the postponement); Reject (final). At most the calls in flight of the
+  case are busy at once, and a firing starts with up to %s of random delay. A 429 puts
+  its element back at the head of the queue, eligible after the Retry-After if any; it
+  ends server-throttled only when it would wait too long. The firing ends when its calls
+  are answered, and the next one comes %s after its timer (or at once if it ran
+  longer). See the package documentation of sim for the exact loop. The batch size is
+  high so that the loop does not limit throughput; the maximum wait is %s (the
+  simulator's choice).
 - **Per-element model** (the last family): the loop of the transform before
   postponement: a 429 is final (server-throttled), no maximum wait, no time bound on
   a firing, and any Postpone ends the firing; these are the scenarios and goals of

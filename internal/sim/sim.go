@@ -41,40 +41,39 @@
 // Elements arrive as a Poisson process at the offered rate, spread evenly
 // over Config.Groups groups. Each group has a FIFO queue of elements, a
 // timer and a Policy (its own, or, for an Algorithm with Shared, the one of
-// its worker: Config.Workers), and runs the transform's loop:
+// its worker: Config.Workers), and runs the transform's firings: the same
+// core, package internal/firing, that the transform's DoFn drives.
 //
 //   - An element arriving at a group whose backlog holds
 //     Config.MaxBuffered elements is client-rejected at once. One arriving
 //     at an empty group whose timer is not set sets it to fire
 //     Config.BatchInterval later.
-//   - A firing at t first rejects the elements that have waited longer than
-//     Config.MaxWait (client-rejected, or server-throttled if the backend
-//     ever rejected them). Then, Config.StartJitter (uniform) later, it
-//     takes up to Config.BatchSize eligible elements (arrived by t, and not
-//     before the Retry-After of their last 429) from the head of the queue,
-//     in order of arrival, and asks the Policy about each: Decide(now,
-//     calls in flight). Send sends it; Reject client-rejects it (final);
-//     Postpone keeps it at the head. With FiringInterval (the default, the
-//     transform) a firing decides until t + Config.FiringWait: a
-//     Postpone to a time before then waits for it inside the firing, one
-//     to a later time ends the decisions and sets the next firing to
-//     max(Decision.RetryAt, now + Config.Tick). With FiringStop a firing
-//     has no time bound and every Postpone ends its decisions that way.
+//   - A firing at t takes, as it needs them, up to Config.BatchSize
+//     elements eligible at t (arrived by t, and not before the Retry-After
+//     of their last 429) from the head of the queue; one that waited longer
+//     than Config.MaxWait is routed when it is reached (client-rejected, or
+//     server-throttled if the backend rejected it) and another is taken in
+//     its place. From Config.StartJitter (uniform) after t, it asks the
+//     Policy about each: Decide(now, calls in flight, 1). Send sends it;
+//     Reject client-rejects it (final); Postpone keeps it at the head. With
+//     FiringInterval (the default, the transform) a firing decides until
+//     t + Config.FiringWait: a Postpone to a time before then waits for it
+//     inside the firing, one to a later time ends the decisions and sets
+//     the next firing to max(Decision.RetryAt, postponement + Config.Tick).
+//     With FiringStop every Postpone ends the decisions that way.
 //   - A group has at most Config.CallsInFlight calls in flight: when all
 //     are busy the firing waits for the earliest answer. An answer comes
 //     Config.Latency after its call and is passed to Policy.Record at
 //     once, also while the firing waits. Accepted is a success. Throttled
-//     (429) puts the element back in the queue, in its place by arrival,
-//     eligible again after the answer's Retry-After (at once if none); it
-//     becomes final (server-throttled) only through MaxWait, or at once
-//     with Config.FinalThrottled (the per-element model of the transform
-//     before postponement).
+//     (429) puts the element back at the head of the queue, eligible again
+//     after the answer's Retry-After (at once if none); it becomes final
+//     (server-throttled) only when it would wait longer than MaxWait, or
+//     at once with Config.FinalThrottled (the per-element model of the
+//     transform before postponement).
 //   - A firing ends when its decisions have stopped and its calls are
 //     answered (a DoFn returns with its outputs). If the queue is not empty
 //     the timer is then set: after a Postpone as above, otherwise to the
-//     firing's t + BatchInterval, or later to the earliest time a held
-//     element becomes eligible if no other element is waiting; a time
-//     already past fires at once.
+//     firing's t + BatchInterval; a time already past fires at once.
 //
 // All events (arrivals, firings, answers, the competitor's requests) are
 // processed in global time order, events at the same time in a random
