@@ -1,0 +1,82 @@
+package firing
+
+import "time"
+
+// Strategy is what becomes of an element whose attempt was throttled.
+type Strategy int
+
+// The strategies.
+const (
+	Fail     Strategy = iota // route it to its output
+	Drop                     // discard it (errors are still routed)
+	Retry                    // try it again, within MaxAttempts and MaxAge
+	Postpone                 // try it again, within its bounds of wait
+)
+
+// Config is the configuration of firings. Zero durations mean no bound.
+type Config struct {
+	// BatchInterval is the time between firings of a group whose firing
+	// did not postpone, and the shortest wait before a retry (Retry).
+	BatchInterval time.Duration
+	// Wait is how long a firing goes on deciding: a postponement to a time
+	// before start + Wait is waited for inside the firing; one beyond it
+	// ends the firing. Zero ends the firing at the first postponement.
+	Wait time.Duration
+	// MinWait is the shortest wait inside a firing after a postponement.
+	MinWait time.Duration
+	// Tick is the shortest time from the end of a firing that postponed to
+	// the next firing.
+	Tick time.Duration
+	// BatchSize bounds the live elements of a firing (see Take); zero
+	// means no bound.
+	BatchSize int
+	// CallsInFlight bounds the calls under way at once (at least 1).
+	CallsInFlight int
+	// ItemsPerCall and BytesPerCall bound the elements and the payload
+	// bytes of one call; ItemsPerCall below 2 and BytesPerCall 0 make
+	// every call one element.
+	ItemsPerCall, BytesPerCall int
+	// CostPerCall charges every call ItemsPerCall elements' worth of one
+	// cost unit instead of the sum of its elements' costs.
+	CostPerCall bool
+	// MaxWait bounds an element's wait from when it joined the queue;
+	// MaxStall from the later of that and the last progress (Env.Progress).
+	MaxWait, MaxStall time.Duration
+	// Strategy is what becomes of a throttled element.
+	Strategy Strategy
+	// FinalRejects routes an element whose call the policy rejected,
+	// whatever the strategy: the simulator's model of per-element
+	// throttles, which send or reject and never postpone.
+	FinalRejects bool
+	// MaxAttempts and MaxAge bound the attempts and the age of an element
+	// under Retry.
+	MaxAttempts int
+	MaxAge      time.Duration
+}
+
+// batching reports whether calls take several elements.
+func (c *Config) batching() bool { return c.ItemsPerCall > 1 || c.BytesPerCall > 0 }
+
+// Kind is the outcome of an element.
+type Kind int
+
+// The outcomes.
+const (
+	None            Kind = iota // not routed (an element's Last when never failed)
+	Success                     // accepted by the API
+	ClientThrottled             // rejected or held back by the client
+	ServerThrottled             // the API answered that it throttles
+	Error                       // any other failure
+	Dropped                     // discarded under Drop
+)
+
+// Elem is what a firing knows of an element.
+type Elem struct {
+	Since     time.Time // when it joined its group's queue; zero if not known
+	NotBefore time.Time // not tried again before then
+	Attempts  int       // attempts made so far
+	First     time.Time // its first attempt; zero if none
+	Last      Kind      // why its last attempt failed; None if it did not
+	Cost      int       // what a call for it costs, in cost units (at least 1)
+	Size      int       // its payload's bytes, for BytesPerCall
+}

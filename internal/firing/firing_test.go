@@ -1,0 +1,174 @@
+package firing_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/beamthrottle/beamthrottle/internal/firing"
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
+)
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// script is a policy answering from a list of decisions (Send once it is
+// used up).
+type script struct{ ds []adaptive.Decision }
+
+func (s *script) Decide(time.Time, int, int) adaptive.Decision {
+	if len(s.ds) == 0 {
+		return adaptive.Decision{Verdict: adaptive.Send}
+	}
+	d := s.ds[0]
+	s.ds = s.ds[1:]
+	return d
+}
+func (s *script) Record(time.Time, adaptive.Answer) {}
+func (s *script) Budget(time.Time, time.Time) int   { return -1 }
+
+// drive runs f at now, answering every call with answer (by the index of
+// its first element), and returns what it did, in order.
+func drive(f *firing.Firing, now time.Time, answer func(elem int) firing.Result) []string {
+	var log []string
+	for {
+		s := f.Next(now)
+		switch s.Action {
+		case firing.Done:
+			return log
+		case firing.Call:
+			log = append(log, "call "+fmtInts(s.Elems))
+			rs := make([]firing.Result, len(s.Elems))
+			for i, k := range s.Elems {
+				rs[i] = answer(k)
+			}
+			f.Answered(now, s.Call, rs)
+		case firing.Route:
+			log = append(log, "route "+fmtInts([]int{s.Elem})+" "+kinds[s.To])
+		case firing.Wait:
+			log = append(log, "wait")
+			now = s.Until
+		}
+	}
+}
+
+var kinds = map[firing.Kind]string{firing.Success: "success", firing.ClientThrottled: "client", firing.ServerThrottled: "server",
+	firing.Error: "error", firing.Dropped: "dropped"}
+
+func fmtInts(xs []int) string {
+	s := ""
+	for i, x := range xs {
+		if i > 0 {
+			s += ","
+		}
+		s += string(rune('0' + x))
+	}
+	return s
+}
+
+func accept(int) firing.Result { return firing.Result{Class: firing.Accepted} }
+
+func TestFiring(t *testing.T) {
+	later := adaptive.Decision{Verdict: adaptive.Postpone, RetryAt: t0.Add(time.Hour)}
+	soon := adaptive.Decision{Verdict: adaptive.Postpone, RetryAt: t0.Add(100 * time.Millisecond)}
+	for _, c := range []struct {
+		name    string
+		cfg     firing.Config
+		since   []time.Duration // each element's wait before t0
+		ds      []adaptive.Decision
+		answer  func(int) firing.Result
+		want    []string
+		requeue []int
+		rest    []int
+		timer   time.Time
+	}{
+		{
+			name: "an element past its max wait is routed when added", cfg: firing.Config{MaxWait: time.Second},
+			since: []time.Duration{2 * time.Second, 0}, answer: accept,
+			want: []string{"route 0 client", "call 1", "route 1 success"},
+		},
+		{
+			name: "calls of up to ItemsPerCall elements", cfg: firing.Config{ItemsPerCall: 2},
+			since: make([]time.Duration, 3), answer: accept,
+			want: []string{"call 0,1", "route 0 success", "route 1 success", "call 2", "route 2 success"},
+		},
+		{
+			name: "a postponement within the wait is waited for", cfg: firing.Config{Wait: time.Second},
+			since: make([]time.Duration, 1), ds: []adaptive.Decision{soon}, answer: accept,
+			want: []string{"wait", "call 0", "route 0 success"},
+		},
+		{
+			name: "a postponement beyond the wait leaves the rest queued", cfg: firing.Config{Wait: time.Second, BatchInterval: time.Second},
+			since: make([]time.Duration, 2), ds: []adaptive.Decision{later}, answer: accept,
+			rest: []int{0, 1}, timer: t0.Add(time.Hour),
+		},
+		{
+			name: "one that would run out first is routed now", cfg: firing.Config{Wait: time.Second, MaxWait: time.Minute},
+			since: make([]time.Duration, 1), ds: []adaptive.Decision{later}, answer: accept,
+			want: []string{"route 0 client"},
+		},
+		{
+			name: "Retry requeues a 429 after its Retry-After", cfg: firing.Config{Strategy: firing.Retry, MaxAttempts: 3, MaxAge: time.Hour, BatchInterval: time.Second},
+			since:  make([]time.Duration, 1),
+			answer: func(int) firing.Result { return firing.Result{Class: firing.Throttled, RetryAfter: 5 * time.Second} },
+			want:   []string{"call 0"}, requeue: []int{0}, timer: t0.Add(time.Second),
+		},
+		{
+			name: "Drop discards a 429 but routes an error", cfg: firing.Config{Strategy: firing.Drop},
+			since:  make([]time.Duration, 2),
+			answer: func(k int) firing.Result { return firing.Result{Class: firing.Class(1 + k)} },
+			want:   []string{"call 0", "route 0 dropped", "call 1", "route 1 error"},
+		},
+		{
+			name: "FinalRejects routes a rejection under Postpone", cfg: firing.Config{Strategy: firing.Postpone, FinalRejects: true},
+			since: make([]time.Duration, 1), ds: []adaptive.Decision{{Verdict: adaptive.Reject}}, answer: accept,
+			want: []string{"route 0 client"},
+		},
+		{
+			name: "Postpone requeues a rejection", cfg: firing.Config{Strategy: firing.Postpone},
+			since: make([]time.Duration, 1), ds: []adaptive.Decision{{Verdict: adaptive.Reject}}, answer: accept,
+			requeue: []int{0},
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := firing.New(c.cfg, firing.Env{Policy: &script{ds: c.ds}}, t0, t0)
+			for _, w := range c.since {
+				f.Add(t0, firing.Elem{Since: t0.Add(-w)})
+			}
+			got := drive(f, t0, c.answer)
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("steps (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(c.requeue, f.Requeue()); diff != "" {
+				t.Errorf("requeued (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(c.rest, f.Rest()); diff != "" {
+				t.Errorf("rest (-want +got):\n%s", diff)
+			}
+			if !c.timer.IsZero() {
+				if got := f.Timer(t0); !got.Equal(c.timer) {
+					t.Errorf("timer %v, want %v", got, c.timer)
+				}
+			}
+		})
+	}
+}
+
+// TestFiringAttempts: the elements' bookkeeping follows their attempts.
+func TestFiringAttempts(t *testing.T) {
+	f := firing.New(firing.Config{Strategy: firing.Retry, MaxAttempts: 5, MaxAge: time.Hour, BatchInterval: time.Second},
+		firing.Env{Policy: &script{}}, t0, t0)
+	f.Add(t0, firing.Elem{Since: t0, Attempts: 1, First: t0.Add(-time.Minute)})
+	drive(f, t0, func(int) firing.Result {
+		return firing.Result{Class: firing.Throttled, RetryAfter: 1500 * time.Millisecond}
+	})
+	e := f.Elem(0)
+	want := firing.Elem{Since: t0, Attempts: 2, First: t0.Add(-time.Minute), NotBefore: t0.Add(1500 * time.Millisecond),
+		Last: firing.ServerThrottled, Cost: 1}
+	if diff := cmp.Diff(want, e); diff != "" {
+		t.Errorf("element (-want +got):\n%s", diff)
+	}
+	if f.Attempts() != 1 || !f.Throttled() {
+		t.Errorf("attempts %d, throttled %v; want 1, true", f.Attempts(), f.Throttled())
+	}
+}

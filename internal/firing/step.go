@@ -1,0 +1,110 @@
+package firing
+
+import (
+	"time"
+
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
+)
+
+// Class is the class of an element's answer, as a driver classified it.
+type Class int
+
+// The classes of answers.
+const (
+	Accepted    Class = iota // success
+	Throttled                // a throttling answer
+	Failed                   // any other error
+	Unreachable              // the API could not be reached: failed, and backed off as from a throttling answer
+)
+
+// Result is the answer to one element of a call.
+type Result struct {
+	Class      Class
+	RetryAfter time.Duration // a throttling answer's Retry-After, 0 if none
+}
+
+// Policy decides, call by call, whether to send now: the part of
+// adaptive.Policy a firing uses.
+type Policy interface {
+	Decide(now time.Time, inFlight, cost int) adaptive.Decision
+	Record(now time.Time, a adaptive.Answer)
+	// Budget returns how many cost units it would send in [now, until],
+	// or -1 without a bound.
+	Budget(now, until time.Time) int
+}
+
+// Progress is the transform's last progress on the worker, for MaxStall.
+type Progress interface {
+	Last() time.Time         // the zero Time if none
+	Progressed(at time.Time) // a call was accepted at at
+}
+
+// Env is what a firing decides with.
+type Env struct {
+	Policy   Policy
+	Quota    Quota    // the shared quota; nil for none
+	Progress Progress // nil: MaxStall counts from when elements joined the queue
+}
+
+// Action is what a driver does next.
+type Action int
+
+// The actions.
+const (
+	Done  Action = iota // the firing is over
+	Call                // make the call Next returned
+	Route               // route the element Next returned
+	Wait                // wait until Next's time (zero: for an answer only), or an answer
+	Take                // add up to Next's N more elements, or call Taken if there are none
+)
+
+// Step is an action with its details, as Next returns it.
+type Step struct {
+	Action Action
+	// Call: the call's number (for Answered), its elements (indices into
+	// the firing's elements, in order), its cost and the policy's
+	// rejection probability when it decided.
+	Call  int
+	Elems []int
+	Cost  int
+	Prob  float64
+	// Route: the element and where it goes, and why; with Why Answered,
+	// Pos is its place in its call.
+	Elem int
+	Pos  int
+	To   Kind
+	Why  Why
+	// Route with Why Expired: the bound that ran out, and the time before
+	// which the element could not be sent (zero if it simply ran out).
+	Bound Bound
+	// Until: with Wait, the time to wait until (zero: an answer only);
+	// with Route and Why Expired, when it could be sent at the earliest
+	// (zero if it simply ran out).
+	Until time.Time
+	// N: with Take, how many live elements the firing can take at most.
+	N int
+	// Postponed: with Wait, the policy postponed (not waiting for calls in
+	// flight or for a slot of the quota).
+	Postponed bool
+}
+
+// Why says why an element is routed.
+type Why int
+
+// The reasons for a route.
+const (
+	Answered    Why = iota // its call's answer (Step.Call, Elem's position in it)
+	Rejected               // the policy rejected its call (Step.Prob)
+	Expired                // it ran out of waiting (Step.Bound)
+	Interrupted            // the pipeline is interrupted
+)
+
+// Bound is a bound of an element's wait.
+type Bound int
+
+// The bounds.
+const (
+	NoBound    Bound = iota
+	BoundWait        // Config.MaxWait
+	BoundStall       // Config.MaxStall
+)
