@@ -86,7 +86,7 @@ func TestFiringBatches(t *testing.T) {
 			var o outs
 			var calls []int
 			p := &scriptPolicy{script: c.script, p: 0.5, retryAt: t0.Add(time.Hour)}
-			fr := batchFiring(&throttleFn{Strategy: c.strategy}, p, &o, c.perCall, c.perBytes, &calls)
+			fr := batchFiring(&throttleFn{settings: settings{Strategy: c.strategy}}, p, &o, c.perCall, c.perBytes, &calls)
 			fr.run(items(c.payloads...))
 			if got := countsOf(fr, &o); got != c.want {
 				t.Errorf("got %+v, want %+v", got, c.want)
@@ -108,10 +108,10 @@ func TestFiringBatches(t *testing.T) {
 // elements called one by one.
 func TestFiringBatchRecords(t *testing.T) {
 	var o outs
-	fr := batchFiring(&throttleFn{Strategy: Route}, &scriptPolicy{}, &o, 5, 0, nil)
+	fr := batchFiring(&throttleFn{settings: settings{Strategy: Route}}, &scriptPolicy{}, &o, 5, 0, nil)
 	fr.run(items("x0", "x6", "x8"))
 	var o1 outs
-	fr1 := testFiring(&throttleFn{Strategy: Route}, &scriptPolicy{}, &o1)
+	fr1 := testFiring(&throttleFn{settings: settings{Strategy: Route}}, &scriptPolicy{}, &o1)
 	fr1.run(items("x0", "x6", "x8"))
 	if fmt.Sprint(o.st, o.errs, bytesToStrings(o.ok)) != fmt.Sprint(o1.st, o1.errs, bytesToStrings(o1.ok)) {
 		t.Errorf("batched: %+v %+v %q\none by one: %+v %+v %q", o.st, o.errs, o.ok, o1.st, o1.errs, o1.ok)
@@ -135,7 +135,7 @@ func TestFiringCosts(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var o outs
 			p := &scriptPolicy{}
-			fr := batchFiring(&throttleFn{Strategy: Route}, p, &o, c.perCall, 0, nil)
+			fr := batchFiring(&throttleFn{settings: settings{Strategy: Route}}, p, &o, c.perCall, 0, nil)
 			fr.fn.CostPerCall = c.perCall1
 			its := items("a0", "b0", "c0")
 			var sum int64

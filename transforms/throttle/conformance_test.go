@@ -145,8 +145,8 @@ func TestConformance(t *testing.T) {
 			if c.postpone {
 				strategy = Postpone
 			}
-			f := &throttleFn{Strategy: strategy, BatchSize: n, BatchInterval: time.Second, CallTimeout: time.Minute,
-				CallsInFlight: c.inFlight}
+			f := &throttleFn{settings: settings{Strategy: strategy, BatchSize: n, BatchInterval: time.Second, CallTimeout: time.Minute,
+				CallsInFlight: c.inFlight}}
 			f.policy = pol
 			answers := slices.Clone(c.answers)
 			f.invoker = newInvoker(reflect.ValueOf(conformCaller{mu: new(sync.Mutex), answers: &answers}), bytesType, bytesType, false)

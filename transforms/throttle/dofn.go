@@ -38,32 +38,14 @@ type throttleFn struct {
 	PolicyState state.Value[[]byte] // the policy's state (adaptive.Policy.MarshalBinary)
 	Flush       timers.ProcessingTime
 
-	BatchSize     int
-	BatchInterval time.Duration
-	Mode          Mode
-	Adaptive      adaptive.SREConfig
-	Strategy      Strategy
-	MaxAttempts   int
-	MaxAge        time.Duration
-	CallTimeout   time.Duration
-	CallsInFlight int
-	Caller        userValue
-	Classifier    userValue
-	ReqType       beam.EncodedType
-	RespType      beam.EncodedType
-	Seed          uint64
-	HasSeed       bool
-	MaxBuffered   int
-	MaxWait       time.Duration
-	MaxStall      time.Duration
-	Groups        int
-	Scope         Scope
-	ID            string // the transform's, for its worker-scope policy and permit pool
-	Quota         QuotaConfig
-	Messages      bool // the input is Message: Success is Reply
-	ItemsPerCall  int  // elements per call at most (WithItemsPerCall)
-	BytesPerCall  int  // payload bytes per call at most, 0 for no bound (WithBytesPerCall)
-	CostPerCall   bool // WithCost(CallCost{}): every call costs 1
+	settings // the configuration, as the options set it
+
+	Caller     userValue
+	Classifier userValue
+	ReqType    beam.EncodedType
+	RespType   beam.EncodedType
+	ID         string // the transform's, for its worker-scope policy and permit pool
+	Messages   bool   // the input is Message: Success is Reply
 
 	caller     reflect.Value
 	invoker    *invoker
@@ -74,6 +56,31 @@ type throttleFn struct {
 	progress   *progressMark // the transform's last progress on this worker (MaxStall)
 	src        *rand.PCG
 	rng        *rand.Rand
+}
+
+// settings are the DoFn's configuration: what the options set, serialised
+// with the DoFn to the workers.
+type settings struct {
+	BatchSize     int
+	BatchInterval time.Duration
+	Mode          Mode
+	Adaptive      adaptive.SREConfig
+	Strategy      Strategy
+	MaxAttempts   int
+	MaxAge        time.Duration
+	CallTimeout   time.Duration
+	CallsInFlight int
+	Seed          uint64
+	HasSeed       bool
+	MaxBuffered   int
+	MaxWait       time.Duration
+	MaxStall      time.Duration
+	Groups        int
+	Scope         Scope
+	Quota         QuotaConfig
+	ItemsPerCall  int  // elements per call at most (WithItemsPerCall)
+	BytesPerCall  int  // payload bytes per call at most, 0 for no bound (WithBytesPerCall)
+	CostPerCall   bool // WithCost(CallCost{}): every call costs 1
 }
 
 func (f *throttleFn) Setup(ctx context.Context) error {

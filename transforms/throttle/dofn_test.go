@@ -134,7 +134,7 @@ func TestFiringRoutes(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var o outs
 			p := &scriptPolicy{script: c.script, p: 0.5, retryAt: t0.Add(time.Hour)}
-			fr := testFiring(&throttleFn{Strategy: c.strategy}, p, &o)
+			fr := testFiring(&throttleFn{settings: settings{Strategy: c.strategy}}, p, &o)
 			its := items(c.payloads...)
 			for i := range its {
 				its[i].Attempts = c.attempts
@@ -153,7 +153,7 @@ func TestFiringRoutes(t *testing.T) {
 func TestFiringRecords(t *testing.T) {
 	var o outs
 	p := &scriptPolicy{script: []adaptive.Verdict{adaptive.Reject}, p: 0.25}
-	fr := testFiring(&throttleFn{Strategy: Route}, p, &o)
+	fr := testFiring(&throttleFn{settings: settings{Strategy: Route}}, p, &o)
 	fr.run(items("x0", "x6", "x8"))
 	us := t0.UnixMicro()
 	want := struct{ CT, ST, Errs []Record }{
@@ -172,7 +172,7 @@ func TestFiringRecords(t *testing.T) {
 
 func TestFiringRetryKeepsLastFailure(t *testing.T) {
 	var o outs
-	fr := testFiring(&throttleFn{Strategy: Retry}, &scriptPolicy{}, &o)
+	fr := testFiring(&throttleFn{settings: settings{Strategy: Retry}}, &scriptPolicy{}, &o)
 	fr.run(items("x6"))
 	if len(fr.requeue) != 1 {
 		t.Fatalf("requeued %d, want 1", len(fr.requeue))
@@ -187,7 +187,7 @@ func TestFiringRetryKeepsLastFailure(t *testing.T) {
 	}
 	// Expired later, it keeps its last outcome.
 	var o2 outs
-	fr2 := testFiring(&throttleFn{Strategy: Retry, MaxWait: time.Minute}, &scriptPolicy{}, &o2)
+	fr2 := testFiring(&throttleFn{settings: settings{Strategy: Retry, MaxWait: time.Minute}}, &scriptPolicy{}, &o2)
 	fr2.clock = func() time.Time { return t0.Add(time.Hour) }
 	fr2.run([]item{it})
 	if got := countsOf(fr2, &o2); got != (counts{ST: 1}) {
@@ -206,7 +206,7 @@ func TestFiringExpires(t *testing.T) {
 	} {
 		t.Run(string(c.strategy), func(t *testing.T) {
 			var o outs
-			fr := testFiring(&throttleFn{Strategy: c.strategy, MaxWait: time.Minute}, &scriptPolicy{}, &o)
+			fr := testFiring(&throttleFn{settings: settings{Strategy: c.strategy, MaxWait: time.Minute}}, &scriptPolicy{}, &o)
 			its := items("x0", "x0")
 			its[0].Since = t0.Add(-2 * time.Minute).UnixNano() // waited too long
 			fr.run(its)
@@ -241,7 +241,7 @@ func TestShed(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var o outs
-			fr := testFiring(&throttleFn{Strategy: c.strategy, MaxBuffered: c.max}, &scriptPolicy{}, &o)
+			fr := testFiring(&throttleFn{settings: settings{Strategy: c.strategy, MaxBuffered: c.max}}, &scriptPolicy{}, &o)
 			payloads := make([]string, c.add)
 			for i := range payloads {
 				payloads[i] = fmt.Sprintf("x%d", i)
@@ -365,7 +365,7 @@ func TestFiringAbandonsHungCall(t *testing.T) {
 	gate := make(chan struct{})
 	defer close(gate)
 	var o outs
-	f := &throttleFn{Strategy: Route}
+	f := &throttleFn{settings: settings{Strategy: Route}}
 	fr := testFiring(f, &scriptPolicy{}, &o)
 	f.CallTimeout = 10 * time.Millisecond
 	f.invoker = newInvoker(reflect.ValueOf(gateCaller{gate: gate}), bytesType, bytesType, false)

@@ -35,7 +35,7 @@ func TestFiringInterrupted(t *testing.T) {
 		t.Run(string(tc.strategy), func(t *testing.T) {
 			var o outs
 			p := &scriptPolicy{}
-			fr := testFiring(&throttleFn{Strategy: tc.strategy}, p, &o)
+			fr := testFiring(&throttleFn{settings: settings{Strategy: tc.strategy}}, p, &o)
 			its := items("x0", "x1", "x6")
 			its[2].Attempts, its[2].Last = 1, failure{Outcome: OutcomeServerThrottled, Status: 429, Error: "429"}
 			fr.run(its)
