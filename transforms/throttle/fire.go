@@ -116,6 +116,8 @@ func (fr *driver) drive(items []item) {
 	defer close(over)
 	var calls []*call
 	pending := 0 // calls[pending:] may be under way; those before are answered
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
 	for {
 		if interrupted() {
 			core.Interrupt()
@@ -138,7 +140,7 @@ func (fr *driver) drive(items []item) {
 			for pending < len(calls) && calls[pending].done {
 				pending++
 			}
-			fr.wait(s, items, calls[pending:], answers)
+			fr.wait(s, items, calls[pending:], answers, timer)
 		}
 	}
 }
@@ -171,8 +173,9 @@ func (fr *driver) invoke(n int, items []item, answers chan<- answer, over <-chan
 
 // wait waits as s says, for at most until its time: until an answer comes
 // (taken), a call under way outlives its timeout (answered with a
-// TimeoutError), or the pipeline is interrupted.
-func (fr *driver) wait(s firing.Step, items []item, under []*call, answers <-chan answer) {
+// TimeoutError), or the pipeline is interrupted. t is the driver's timer,
+// stopped.
+func (fr *driver) wait(s firing.Step, items []item, under []*call, answers <-chan answer, t *time.Timer) {
 	var d time.Duration = -1 // no timer
 	if !s.Until.IsZero() {
 		d = max(s.Until.Sub(fr.now()), 0)
@@ -191,7 +194,7 @@ func (fr *driver) wait(s firing.Step, items []item, under []*call, answers <-cha
 	}
 	var timer <-chan time.Time
 	if d >= 0 {
-		t := time.NewTimer(d)
+		t.Reset(d)
 		defer t.Stop()
 		timer = t.C
 	}
