@@ -92,7 +92,8 @@ func (fr *driver) run(items []item) {
 	fr.drive(items)
 }
 
-// call is a call under way.
+// call is a call under way or answered; a firing's calls are numbered
+// from 0, as the core numbers them, and kept in that order.
 type call struct {
 	n       int       // the core's number
 	items   []item    // its elements
@@ -140,7 +141,7 @@ func (fr *driver) drive(items []item) {
 			for pending < len(calls) && calls[pending].done {
 				pending++
 			}
-			fr.wait(s, items, calls[pending:], answers, timer)
+			fr.wait(s, items, calls, pending, answers, timer)
 		}
 	}
 }
@@ -175,13 +176,13 @@ func (fr *driver) invoke(n int, items []item, answers chan<- answer, over <-chan
 // (taken), a call under way outlives its timeout (answered with a
 // TimeoutError), or the pipeline is interrupted. t is the driver's timer,
 // stopped.
-func (fr *driver) wait(s firing.Step, items []item, under []*call, answers <-chan answer, t *time.Timer) {
+func (fr *driver) wait(s firing.Step, items []item, calls []*call, pending int, answers <-chan answer, t *time.Timer) {
 	var d time.Duration = -1 // no timer
 	if !s.Until.IsZero() {
 		d = max(s.Until.Sub(fr.now()), 0)
 	}
 	var first *call // the call under way whose timeout comes first
-	for _, c := range under {
+	for _, c := range calls[pending:] {
 		if !c.done {
 			first = c
 			break
@@ -200,10 +201,10 @@ func (fr *driver) wait(s firing.Step, items []item, under []*call, answers <-cha
 	}
 	select {
 	case a := <-answers:
-		fr.answered(items, under, a.n, a.res)
+		fr.answered(items, calls[a.n], a.res)
 	case <-timer:
 		if first != nil && !time.Now().Before(first.timeout) {
-			fr.answered(items, under, first.n, callResult{
+			fr.answered(items, first, callResult{
 				err: &TimeoutError{Timeout: fr.fn.CallTimeout}, latency: fr.fn.CallTimeout,
 			})
 		}
@@ -211,22 +212,16 @@ func (fr *driver) wait(s firing.Step, items []item, under []*call, answers <-cha
 	}
 }
 
-// answered gives the core the answer res to call n, unless it was
+// answered gives the core the answer res to call c, unless it was
 // answered already (a call abandoned at its timeout, answered late).
-func (fr *driver) answered(items []item, under []*call, n int, res callResult) {
-	var c *call
-	for _, u := range under {
-		if u.n == n {
-			c = u
-		}
-	}
-	if c == nil || c.done {
+func (fr *driver) answered(items []item, c *call, res callResult) {
+	if c.done {
 		return
 	}
 	c.done, c.res = true, res
 	latencyMs.Update(fr.ctx, res.latency.Milliseconds())
 	results := make([]firing.Result, len(c.items))
-	elems := fr.core.CallElems(n)
+	elems := fr.core.CallElems(c.n)
 	for k := range c.items {
 		_, err := res.of(k)
 		switch fr.fn.classify(err) {
@@ -244,9 +239,9 @@ func (fr *driver) answered(items []item, under []*call, n int, res callResult) {
 		}
 		// The failure is kept with the element: it is its record if it
 		// later runs out of waiting.
-		items[elems[k]].Last = fr.failureOf(err, fr.core.CallProb(n))
+		items[elems[k]].Last = fr.failureOf(err, fr.core.CallProb(c.n))
 	}
-	fr.core.Answered(fr.now(), n, results)
+	fr.core.Answered(fr.now(), c.n, results)
 }
 
 // end ends the firing: requeue and rest take what goes back to the queue.

@@ -55,13 +55,7 @@ func (fr *driver) routed(now time.Time, items []item, s firing.Step, calls []*ca
 	var fl failure
 	switch s.Why {
 	case firing.Answered:
-		var res *callResult
-		for _, c := range calls {
-			if c.n == s.Call {
-				res = &c.res
-			}
-		}
-		resp, err := res.of(s.Pos)
+		resp, err := calls[s.Call].res.of(s.Pos)
 		if s.To == firing.Success {
 			fr.t.accepted++
 			fr.out.ok(&it, resp)
