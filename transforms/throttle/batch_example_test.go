@@ -65,11 +65,11 @@ func ExampleWithItemsPerCall() {
 	}
 	counts := map[string]int64{}
 	for _, c := range res.Metrics().AllMetrics().Counters() {
-		if c.Key.Namespace == throttle.Namespace {
+		if c.Key.Namespace == "beamthrottle" {
 			counts[c.Key.Name] += c.Result()
 		}
 	}
-	fmt.Println("calls:", counts[throttle.MetricCalls], "cost:", counts[throttle.MetricCost],
-		"success:", counts[throttle.MetricAccepted], "errors:", counts[throttle.MetricErrors])
+	fmt.Println("calls:", counts["calls"], "cost:", counts["cost"],
+		"success:", counts["accepted"], "errors:", counts["errors"])
 	// Output: calls: 1 cost: 7 success: 3 errors: 1
 }

@@ -30,7 +30,7 @@ func ExampleAdaptive() {
 	}
 	var success int64
 	for _, c := range res.Metrics().AllMetrics().Counters() {
-		if c.Key.Namespace == throttle.Namespace && c.Key.Name == throttle.MetricAccepted {
+		if c.Key.Namespace == "beamthrottle" && c.Key.Name == "accepted" {
 			success += c.Result()
 		}
 	}

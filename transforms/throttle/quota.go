@@ -218,33 +218,33 @@ func (localQuota) Take(context.Context, string, int, time.Time) (quota.Grant, er
 // failing open or closed.
 func WithQuota(q QuotaConfig) Option { return func(c *config) { c.Quota = q } }
 
-// Metric names of the shared quota's Beam metrics (in Namespace), named as
+// Metric names of the shared quota's Beam metrics (in namespace), named as
 // those of Beam's EnvoyRateLimiter (Java, Python).
 const (
-	MetricQuotaRequests   = "ratelimit-requests-total" // round trips to the quota service begun
-	MetricQuotaAllowed    = "ratelimit-allowed"        // round trips that granted every permit asked
-	MetricQuotaLimited    = "ratelimit-throttled"      // round trips that granted fewer
-	MetricQuotaErrors     = "ratelimit-rpc-errors"     // round trips that failed or timed out
-	MetricQuotaPermits    = "ratelimit-permits"        // permits granted
-	MetricQuotaLapsed     = "ratelimit-permits-lapsed" // permits unspent at the end of their window
-	MetricQuotaDown       = "ratelimit-service-down"   // times the service went down: a round trip failed after an answer, or first
-	MetricQuotaFailedOpen = "ratelimit-failed-open"    // calls sent without permits, the service being down
-	MetricQuotaMissed     = "ratelimit-slots-missed"   // slots a call got to too late to use (see WithQuota)
-	MetricQuotaReleased   = "ratelimit-slots-released" // slots given back to the quota unused
+	metricQuotaRequests   = "ratelimit-requests-total" // round trips to the quota service begun
+	metricQuotaAllowed    = "ratelimit-allowed"        // round trips that granted every permit asked
+	metricQuotaLimited    = "ratelimit-throttled"      // round trips that granted fewer
+	metricQuotaErrors     = "ratelimit-rpc-errors"     // round trips that failed or timed out
+	metricQuotaPermits    = "ratelimit-permits"        // permits granted
+	metricQuotaLapsed     = "ratelimit-permits-lapsed" // permits unspent at the end of their window
+	metricQuotaDown       = "ratelimit-service-down"   // times the service went down: a round trip failed after an answer, or first
+	metricQuotaFailedOpen = "ratelimit-failed-open"    // calls sent without permits, the service being down
+	metricQuotaMissed     = "ratelimit-slots-missed"   // slots a call got to too late to use (see WithQuota)
+	metricQuotaReleased   = "ratelimit-slots-released" // slots given back to the quota unused
 )
 
 // The shared quota's Beam metrics, one for each name above.
 var (
-	quotaRequests   = beam.NewCounter(Namespace, MetricQuotaRequests)
-	quotaAllowed    = beam.NewCounter(Namespace, MetricQuotaAllowed)
-	quotaLimited    = beam.NewCounter(Namespace, MetricQuotaLimited)
-	quotaErrors     = beam.NewCounter(Namespace, MetricQuotaErrors)
-	quotaPermits    = beam.NewCounter(Namespace, MetricQuotaPermits)
-	quotaLapsed     = beam.NewCounter(Namespace, MetricQuotaLapsed)
-	quotaDown       = beam.NewCounter(Namespace, MetricQuotaDown)
-	quotaFailedOpen = beam.NewCounter(Namespace, MetricQuotaFailedOpen)
-	quotaMissed     = beam.NewCounter(Namespace, MetricQuotaMissed)
-	quotaReleased   = beam.NewCounter(Namespace, MetricQuotaReleased)
+	quotaRequests   = beam.NewCounter(namespace, metricQuotaRequests)
+	quotaAllowed    = beam.NewCounter(namespace, metricQuotaAllowed)
+	quotaLimited    = beam.NewCounter(namespace, metricQuotaLimited)
+	quotaErrors     = beam.NewCounter(namespace, metricQuotaErrors)
+	quotaPermits    = beam.NewCounter(namespace, metricQuotaPermits)
+	quotaLapsed     = beam.NewCounter(namespace, metricQuotaLapsed)
+	quotaDown       = beam.NewCounter(namespace, metricQuotaDown)
+	quotaFailedOpen = beam.NewCounter(namespace, metricQuotaFailedOpen)
+	quotaMissed     = beam.NewCounter(namespace, metricQuotaMissed)
+	quotaReleased   = beam.NewCounter(namespace, metricQuotaReleased)
 )
 
 // quotaTally counts what a permit pool did and has not reported to Beam

@@ -41,7 +41,7 @@ func quotaRun(t *testing.T, n int, q QuotaConfig) (int64, beam.PipelineResult) {
 	passert.Empty(s, out.Errors)
 	passert.True(s, out.ClientThrottled, maxWaitRecordOK)
 	res := runPipeline(t, p, true)
-	ok, ct := counter(t, res, MetricAccepted), counter(t, res, MetricClientThrottled)
+	ok, ct := counter(t, res, metricAccepted), counter(t, res, metricClientThrottled)
 	if ok+ct != int64(n) {
 		t.Errorf("success %d + client-throttled %d, want %d", ok, ct, n)
 	}
@@ -76,14 +76,14 @@ func TestSharedQuota(t *testing.T) {
 			if ok != quota {
 				t.Errorf("success %d, want the quota's %d", ok, quota)
 			}
-			if got := counter(t, res, MetricQuotaPermits); got != quota {
-				t.Errorf("%s = %d, want %d", MetricQuotaPermits, got, quota)
+			if got := counter(t, res, metricQuotaPermits); got != quota {
+				t.Errorf("%s = %d, want %d", metricQuotaPermits, got, quota)
 			}
-			if got := counter(t, res, MetricQuotaRequests); got < 2 || got > quota+int64(n) {
-				t.Errorf("%s = %d, want a few round trips", MetricQuotaRequests, got)
+			if got := counter(t, res, metricQuotaRequests); got < 2 || got > quota+int64(n) {
+				t.Errorf("%s = %d, want a few round trips", metricQuotaRequests, got)
 			}
-			if got := counter(t, res, MetricQuotaErrors); got != 0 {
-				t.Errorf("%s = %d, want 0", MetricQuotaErrors, got)
+			if got := counter(t, res, metricQuotaErrors); got != 0 {
+				t.Errorf("%s = %d, want 0", metricQuotaErrors, got)
 			}
 		})
 	}
@@ -126,22 +126,22 @@ func TestSharedQuotaUnreachable(t *testing.T) {
 				if ok != tc.wantOK {
 					t.Errorf("success %d, want %d", ok, tc.wantOK)
 				}
-				errs, reqs := counter(t, res, MetricQuotaErrors), counter(t, res, MetricQuotaRequests)
+				errs, reqs := counter(t, res, metricQuotaErrors), counter(t, res, metricQuotaRequests)
 				if errs == 0 {
-					t.Errorf("%s = 0, want the failed round trips", MetricQuotaErrors)
+					t.Errorf("%s = 0, want the failed round trips", metricQuotaErrors)
 				}
 				// Once, then once per back-off (1, 2, 4, 8, 10 s...) of the
 				// wall clock: 20 round trips would take the run 2 minutes.
 				if reqs > n/2 || errs > reqs {
-					t.Errorf("%s = %d with %d errors, want a few (at most %d), one per back-off", MetricQuotaRequests, reqs, errs, n/2)
+					t.Errorf("%s = %d with %d errors, want a few (at most %d), one per back-off", metricQuotaRequests, reqs, errs, n/2)
 				}
-				if down := counter(t, res, MetricQuotaDown); down < 1 || down > reqs {
-					t.Errorf("%s = %d, want at least 1 and at most the %d round trips", MetricQuotaDown, down, reqs)
+				if down := counter(t, res, metricQuotaDown); down < 1 || down > reqs {
+					t.Errorf("%s = %d, want at least 1 and at most the %d round trips", metricQuotaDown, down, reqs)
 				}
-				calls := counter(t, res, MetricCalls)
-				t.Logf("success %d, calls %d, round trips %d, errors %d, failed open %d", ok, calls, reqs, errs, counter(t, res, MetricQuotaFailedOpen))
-				if got := counter(t, res, MetricQuotaFailedOpen); got != calls {
-					t.Errorf("%s = %d, want every call (%d)", MetricQuotaFailedOpen, got, calls)
+				calls := counter(t, res, metricCalls)
+				t.Logf("success %d, calls %d, round trips %d, errors %d, failed open %d", ok, calls, reqs, errs, counter(t, res, metricQuotaFailedOpen))
+				if got := counter(t, res, metricQuotaFailedOpen); got != calls {
+					t.Errorf("%s = %d, want every call (%d)", metricQuotaFailedOpen, got, calls)
 				}
 			})
 		}
