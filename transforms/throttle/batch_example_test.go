@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
@@ -57,7 +58,7 @@ func ExampleWithItemsPerCall() {
 		throttle.WithItemsPerCall(50), throttle.WithCost(wordCost{}))
 	_ = out // out.Success holds "HELLO WORLD", "ONE TWO THREE", "FOUR"
 
-	throttle.AvoidPrismSplits()
+	*jobopts.Experiments = "prism_disable_sdf_split" // on Prism: see Adaptive
 	res, err := prism.Execute(context.Background(), p)
 	if err != nil {
 		fmt.Println("pipeline failed:", err)

@@ -148,9 +148,10 @@ type Outputs struct {
 //		throttle.WithGroups(8), throttle.WithBatchSize(100))
 //	textio.Write(s, "gs://bucket/ok.txt", out.Success)
 //
-// On Prism, call AvoidPrismSplits before running the pipeline: without it
-// Prism may run one group in two bundles at once and lose buffered
-// elements.
+// On Prism, run the pipeline with Beam's flag
+// --experiments=prism_disable_sdf_split (pipeline.Run adds it): without it
+// Prism may split a bundle, run one group in two bundles at once and lose
+// buffered elements. Dataflow, Flink and Spark need nothing.
 //
 // Adaptive panics if the configuration is invalid; TryAdaptive returns the
 // error instead.

@@ -19,6 +19,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
+	"github.com/beamthrottle/beamthrottle/internal/prismsplit"
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
@@ -43,16 +44,16 @@ func init() {
 	register.Function1x1[Record, bool](orderErrorOK)
 }
 
-// runPipeline runs p on Prism, without dynamic splits (AvoidPrismSplits).
+// runPipeline runs p on Prism, without dynamic splits (prismsplit.Avoid).
 // With synthetic set, Prism's processing-time clock jumps to the next timer
 // (experiment prism_disable_rtc), so batch intervals cost no wall time.
 func runPipeline(t *testing.T, p *beam.Pipeline, synthetic bool) beam.PipelineResult {
 	t.Helper()
 	old := *jobopts.Experiments
 	defer func() { *jobopts.Experiments = old }()
-	AvoidPrismSplits()
+	prismsplit.Avoid()
 	if synthetic {
-		*jobopts.Experiments = withExperiment(*jobopts.Experiments, "prism_disable_rtc")
+		*jobopts.Experiments = prismsplit.WithExperiment(*jobopts.Experiments, "prism_disable_rtc")
 	}
 	res, err := ptest.RunWithMetrics(p)
 	if err != nil {
