@@ -81,7 +81,7 @@ func (f *throttleFn) coreConfig() firing.Config {
 // run works through items, which begin's core has not seen yet, and then
 // through what the core asks: the calls, at most CallsInFlight at once, each
 // in a goroutine of its own within the call timeout (a call that outlives
-// it is abandoned with its goroutine, and answered with a TimeoutError);
+// it is abandoned with its goroutine, and answered with a timeoutError);
 // the waits, on the wall clock, woken early by an answer; the routes.
 // Afterwards requeue and rest hold what goes back to the queue.
 func (fr *driver) run(items []item) {
@@ -172,7 +172,7 @@ func (fr *driver) invoke(n int, items []item, answers chan<- answer, over <-chan
 
 // wait waits as s says, for at most until its time: until an answer comes
 // (taken), a call under way outlives its timeout (answered with a
-// TimeoutError), or the pipeline is interrupted.
+// timeoutError), or the pipeline is interrupted.
 func (fr *driver) wait(s firing.Step, items []item, under []*call, answers <-chan answer) {
 	var d time.Duration = -1 // no timer
 	if !s.Until.IsZero() {
@@ -202,7 +202,7 @@ func (fr *driver) wait(s firing.Step, items []item, under []*call, answers <-cha
 	case <-timer:
 		if first != nil && !time.Now().Before(first.timeout) {
 			fr.answered(items, under, first.n, callResult{
-				err: &TimeoutError{Timeout: fr.fn.CallTimeout}, latency: fr.fn.CallTimeout,
+				err: &timeoutError{Timeout: fr.fn.CallTimeout}, latency: fr.fn.CallTimeout,
 			})
 		}
 	case <-interrupt.Done():
