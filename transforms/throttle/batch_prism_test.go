@@ -157,7 +157,7 @@ func TestTokensPerMinuteQuota(t *testing.T) {
 	}
 	p, s := beam.NewPipelineWithRoot()
 	out := Adaptive(s, generateJSON(s, n), &clientcall.HTTP{URL: srv.Endpoint()}, WithGroups(4), WithCost(tokenCost{}),
-		WithQuota(QuotaConfig{Backend: RedisQuota, Addr: rd.Addr, Key: "tpm-" + uuid.NewString(),
+		WithQuota(QuotaConfig{Backend: quotaRedis, Addr: rd.Addr, Key: "tpm-" + uuid.NewString(),
 			Rate: fmt.Sprintf("%d/m", perSecond*60), Burst: maxCost}))
 	passert.Count(s, out.Success, "success", n)
 	passert.Empty(s, out.ClientThrottled)

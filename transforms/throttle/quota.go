@@ -12,34 +12,24 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 
+	"github.com/beamthrottle/beamthrottle/internal/defaults"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota/sharedquota"
 )
 
-// QuotaBackend names the service that keeps a shared quota.
-type QuotaBackend string
-
-// The quota backends.
+// The quota backends: the values of QuotaConfig.Backend.
 const (
-	// NoQuota: no shared quota; the adaptive throttle alone limits calls.
-	NoQuota QuotaBackend = "none"
-	// RedisQuota: a GCRA in Redis (Memorystore included), at
-	// QuotaConfig.Rate.
-	RedisQuota QuotaBackend = "redis"
-	// EnvoyQuota: Envoy's rate-limit service (RLS v3), whose configuration
-	// holds the limit for QuotaConfig.Domain and Descriptors.
-	EnvoyQuota QuotaBackend = "envoy"
-	// LocalQuota: a known rate, QuotaConfig.Rate, kept in the worker's
-	// memory for the groups of the transform on that worker: no service,
-	// nothing shared with other workers or jobs.
-	LocalQuota QuotaBackend = "local"
+	quotaNone  = "none"
+	quotaLocal = "local"
+	quotaRedis = "redis"
+	quotaEnvoy = "envoy"
 )
 
 // QuotaConfig configures a quota shared by every group, worker and job that
 // uses the same service and key (see WithQuota). Its fields are plain values,
 // serialised into the DoFn; each worker connects in Setup.
 //
-// Redis without a Burst above 1, and LocalQuota, hand out time slots:
+// Redis without a Burst above 1, and the local backend, hand out time slots:
 // every call is sent on a slot of its own, the slots of all workers
 // together spaced evenly at Rate, so that a strict limiter (a GCRA with no
 // burst, as API gateways are commonly configured) sees no two calls closer
@@ -47,8 +37,16 @@ const (
 // permits, which each worker spends as its adaptive throttle paces it: for
 // APIs that allow bursts or count in windows.
 type QuotaConfig struct {
-	// Backend is the service; "" means NoQuota.
-	Backend QuotaBackend
+	// Backend is the service:
+	//   - "none" (or ""): no shared quota; the adaptive throttle alone
+	//     limits calls;
+	//   - "local": a known rate, Rate, kept in the worker's memory for the
+	//     groups of the transform on that worker: no service, nothing
+	//     shared with other workers or jobs;
+	//   - "redis": a GCRA in Redis (Memorystore included), at Rate;
+	//   - "envoy": Envoy's rate-limit service (RLS v3), whose
+	//     configuration holds the limit for Domain and Descriptors.
+	Backend string
 	// Addr is the service's host:port (Redis, or the rate-limit service's
 	// gRPC address).
 	Addr string
@@ -56,7 +54,7 @@ type QuotaConfig struct {
 	// Redis it is the key of the GCRA; for Envoy it is the value of the
 	// descriptor's last entry, "key" (see Descriptors). Required.
 	Key string
-	// Rate is the quota of Redis or LocalQuota, in cost units, written
+	// Rate is the quota of the redis or local backend, in cost units, written
 	// N/unit with unit s, m, h or a Go duration: "600/m", "10/s",
 	// "36000/h", "5/2s".
 	Rate string
@@ -76,33 +74,29 @@ type QuotaConfig struct {
 	// again only after a back-off (1 s, doubling to 10 s), one probe at a
 	// time, until it answers.
 	FailOpen bool
-	// Timeout bounds each round trip to the service; 0 means
-	// DefaultQuotaTimeout.
+	// Timeout bounds each round trip to the service; 0 means 1s.
 	Timeout time.Duration
 }
-
-// DefaultQuotaTimeout bounds a round trip to the quota service.
-const DefaultQuotaTimeout = time.Second
 
 // quotaKeyEntry is the name of the Envoy descriptor entry that carries
 // QuotaConfig.Key.
 const quotaKeyEntry = "key"
 
 // enabled reports whether c asks for a shared quota.
-func (c QuotaConfig) enabled() bool { return c.Backend != "" && c.Backend != NoQuota }
+func (c QuotaConfig) enabled() bool { return c.Backend != "" && c.Backend != quotaNone }
 
-// Validate reports whether c is usable: nil, or every fault, each an
+// validate reports whether c is usable: nil, or every fault, each an
 // *OptionError for WithQuota naming the field at fault, joined with
 // errors.Join.
-func (c QuotaConfig) Validate() error {
+func (c QuotaConfig) validate() error {
 	var errs []error
 	bad := func(field string, err error) {
 		errs = append(errs, &OptionError{Option: "WithQuota", Field: field, Err: err})
 	}
 	switch c.Backend {
-	case "", NoQuota:
+	case "", quotaNone:
 		return nil
-	case LocalQuota:
+	case quotaLocal:
 		if _, err := quota.ParseRate(c.Rate); err != nil {
 			bad("Rate", err)
 		}
@@ -110,14 +104,14 @@ func (c QuotaConfig) Validate() error {
 			bad("Addr", errors.New("not used with the local backend"))
 		}
 		return errors.Join(errs...)
-	case RedisQuota:
+	case quotaRedis:
 		if _, err := quota.ParseRate(c.Rate); err != nil {
 			bad("Rate", err)
 		}
 		if c.Burst < 0 {
 			bad("Burst", fmt.Errorf("must be >= 0, got %d", c.Burst))
 		}
-	case EnvoyQuota:
+	case quotaEnvoy:
 		if c.Domain == "" {
 			bad("Domain", errors.New("required with the envoy backend"))
 		}
@@ -146,7 +140,7 @@ func (c QuotaConfig) Validate() error {
 
 // slotted reports whether c's quota hands out time slots (see QuotaConfig).
 func (c QuotaConfig) slotted() bool {
-	return c.Backend == LocalQuota || c.Backend == RedisQuota && c.Burst <= 1
+	return c.Backend == quotaLocal || c.Backend == quotaRedis && c.Burst <= 1
 }
 
 // knownRate returns the rate of a quota that hands out time slots, in cost
@@ -166,7 +160,7 @@ func (c QuotaConfig) knownRate() float64 {
 // slots (slotted) is a quota.Reserver as well.
 func (c QuotaConfig) newQuota() (quota.Quota, error) {
 	switch c.Backend {
-	case LocalQuota:
+	case quotaLocal:
 		r, err := quota.ParseRate(c.Rate)
 		if err != nil {
 			return nil, err
@@ -176,7 +170,7 @@ func (c QuotaConfig) newQuota() (quota.Quota, error) {
 			return nil, err
 		}
 		return localQuota{s}, nil
-	case RedisQuota:
+	case quotaRedis:
 		r, err := quota.ParseRate(c.Rate)
 		if err != nil {
 			return nil, err
@@ -186,7 +180,7 @@ func (c QuotaConfig) newQuota() (quota.Quota, error) {
 			burst = 0 // Take is not used: slots
 		}
 		return sharedquota.NewRedis(sharedquota.RedisConfig{Addr: c.Addr, Rate: r, Burst: burst})
-	case EnvoyQuota:
+	case quotaEnvoy:
 		var es []sharedquota.Entry
 		if c.Descriptors != "" {
 			var err error
@@ -199,7 +193,7 @@ func (c QuotaConfig) newQuota() (quota.Quota, error) {
 	return quota.NoQuota{}, nil
 }
 
-// localQuota is the LocalQuota backend: Slots, and a Take that permit
+// localQuota is the local backend: Slots, and a Take that permit
 // pools never call (they reserve slots).
 type localQuota struct{ *quota.Slots }
 
@@ -562,7 +556,7 @@ func (p *permitPool) timeout() time.Duration {
 	if p.cfg.Timeout > 0 {
 		return p.cfg.Timeout
 	}
-	return DefaultQuotaTimeout
+	return defaults.QuotaTimeout
 }
 
 // workerPools holds the permit pools of the transforms running in this
