@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
+	"github.com/beamthrottle/beamthrottle/internal/defaults"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle"
 )
 
@@ -60,9 +60,9 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.Int64Var(&o.CallerOptions.MaxResponse, "max_response_bytes", 10<<20, "Largest response body the http caller accepts (0 means the default, 10 MiB); a larger 2xx body is an error.")
 	fs.StringVar(&o.CallerOptions.ItemStatusField, "item_status_field", "", "Batched http calls: the member of each answer entry that holds its item's HTTP status (an entry whose status is >= 300 fails that item alone; 429 throttles it).")
 
-	fs.IntVar(&o.Groups, "groups", throttle.DefaultGroups, "Number of throttle groups (parallelism; each has its own queue, and its own throttle state with --throttle_scope=group).")
-	fs.IntVar(&o.BatchSize, "batch_size", throttle.DefaultBatchSize, "Max elements a group processes per batch interval.")
-	fs.DurationVar(&o.BatchInterval, "batch_interval", throttle.DefaultBatchInterval, "How often a group with buffered elements processes a batch.")
+	fs.IntVar(&o.Groups, "groups", defaults.Groups, "Number of throttle groups (parallelism; each has its own queue, and its own throttle state with --throttle_scope=group).")
+	fs.IntVar(&o.BatchSize, "batch_size", defaults.BatchSize, "Max elements a group processes per batch interval.")
+	fs.DurationVar(&o.BatchInterval, "batch_interval", defaults.BatchInterval, "How often a group with buffered elements processes a batch.")
 	fs.StringVar(&o.Mode, "throttle_mode", string(throttle.ModePaced), "Throttle algorithm: paced (the default: spaces calls at the rate the backend accepts and postpones the rest) or sre (the original tool's SRE throttle: rejects at random, about K times the accepted rate gets through).")
 	fs.StringVar(&o.Scope, "throttle_scope", "", "Which groups share one throttle: worker (all the groups on a worker pace together; the default with paced) or group (each group alone, its state in Beam state; the default with sre).")
 	fs.Float64Var(&o.K, "k", 0, "SRE throttle multiplier K (> 0; 0 means 2): the client sends at most about K times what the backend accepts.")
@@ -71,11 +71,11 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.DurationVar(&o.WindowSize, "window_size", 0, "Sliding window: length of the window (0 means 2m).")
 	fs.DurationVar(&o.Bucket, "bucket", 0, "Sliding window: bucket width (0 means 1s).")
 	fs.StringVar(&o.Strategy, "strategy", "", "What to do with throttled elements: postpone (keep them queued until --max_wait; the default with --throttle_mode=paced), route (to the throttled outputs; the default with sre), drop, or retry.")
-	fs.IntVar(&o.MaxAttempts, "max_attempts", throttle.DefaultMaxAttempts, "Retry strategy: max attempts per element in this run.")
-	fs.DurationVar(&o.MaxAge, "max_age", throttle.DefaultMaxAge, "Retry strategy: max time since an element's first attempt.")
-	fs.DurationVar(&o.CallTimeout, "call_timeout", throttle.DefaultCallTimeout, "Per-call timeout; a call past it goes to errors.")
-	fs.IntVar(&o.CallsInFlight, "calls_in_flight", throttle.DefaultCallsInFlight, "Concurrent calls per group.")
-	fs.IntVar(&o.ItemsPerCall, "items_per_call", throttle.DefaultItemsPerCall, "Elements per call (0 means 1): above 1, up to this many elements go in one call of the caller's batch form (the http caller: a JSON array of the payloads, answered by a JSON array).")
+	fs.IntVar(&o.MaxAttempts, "max_attempts", defaults.MaxAttempts, "Retry strategy: max attempts per element in this run.")
+	fs.DurationVar(&o.MaxAge, "max_age", defaults.MaxAge, "Retry strategy: max time since an element's first attempt.")
+	fs.DurationVar(&o.CallTimeout, "call_timeout", defaults.CallTimeout, "Per-call timeout; a call past it goes to errors.")
+	fs.IntVar(&o.CallsInFlight, "calls_in_flight", defaults.CallsInFlight, "Concurrent calls per group.")
+	fs.IntVar(&o.ItemsPerCall, "items_per_call", defaults.ItemsPerCall, "Elements per call (0 means 1): above 1, up to this many elements go in one call of the caller's batch form (the http caller: a JSON array of the payloads, answered by a JSON array).")
 	fs.IntVar(&o.BytesPerCall, "bytes_per_call", 0, "Batched calls: most payload bytes in one call (0 = no bound; an element larger than it goes alone).")
 	fs.StringVar(&o.Cost, "cost", "1", "What an element costs against the pacer and --quota_rate: 1 (each element one unit), bytes (its payload's size), call (one unit per call, for quotas counted in requests when calls are batched) or json:FIELD (the integer in the payload's top-level JSON field, e.g. json:tokens).")
 	fs.StringVar(&o.QuotaBackend, "quota_backend", "none", "Quota for every group, worker and job: none, local (a known rate, --quota_rate, for this worker alone: calls sent on evenly spaced slots), redis (a GCRA in Redis or Memorystore at --quota_rate, shared: every worker sends on slots of one evenly spaced stream) or envoy (Envoy's rate-limit service, limits in its configuration for --quota_domain).")
@@ -86,7 +86,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.StringVar(&o.QuotaDomain, "quota_domain", "", "envoy: the domain of the limits in the rate-limit service's configuration.")
 	fs.StringVar(&o.QuotaDescriptors, "quota_descriptors", "", "envoy: descriptor entries before the key entry, as k=v,k2=v2.")
 	fs.StringVar(&o.QuotaFail, "quota_fail", "open", "When the quota's service does not answer within --quota_timeout: open (send, limited by the adaptive throttle alone; counted and logged) or closed (postpone until it answers).")
-	fs.DurationVar(&o.QuotaTimeout, "quota_timeout", throttle.DefaultQuotaTimeout, "Longest wait for one round trip to the quota's service.")
+	fs.DurationVar(&o.QuotaTimeout, "quota_timeout", defaults.QuotaTimeout, "Longest wait for one round trip to the quota's service.")
 	fs.IntVar(&o.MaxBuffered, "max_buffered", 0, "Max elements buffered per group; more are shed to client_throttled at once (0 = no bound).")
 	fs.Var((*maxWaitFlag)(&o.MaxWait), "max_wait", "Postpone strategy: longest an element waits in its group's queue before it goes to client_throttled (or server_throttled after a 429): a duration, none or 0 (no bound; 0s too) or auto: for files and --generate, no bound while calls are accepted (every element is tried) but 10m once none has been, so a job against an API that refuses everything ends; 10m for --subscription and --generate_rate (bounds latency and backlog). An element that cannot be sent before its bound (a longer Retry-After) goes at once.")
 	fs.IntVar(&o.MaxPayload, "max_payload_bytes", 0, "Payloads larger than this go to errors without a call (0 = no limit).")
@@ -206,9 +206,8 @@ func (o Options) Validate() error {
 }
 
 // throttleFlags names the flag of each throttle setting, as the throttle
-// layer names it in its errors: the options of transforms/throttle
-// (throttle.OptionError: Option, or Option.Field for WithQuota) and the
-// fields of adaptive.SREConfig (adaptive.ConfigError: Field).
+// layer names it in its errors (throttle.OptionError: Option, or
+// Option.Field for an option of several values).
 var throttleFlags = map[string]string{
 	"WithGroups": "groups", "WithBatchSize": "batch_size", "WithBatchInterval": "batch_interval",
 	"WithStrategy": "strategy", "WithScope": "throttle_scope", "WithMaxAttempts": "max_attempts",
@@ -219,8 +218,7 @@ var throttleFlags = map[string]string{
 	"WithQuota.Backend": "quota_backend", "WithQuota.Addr": "quota_address", "WithQuota.Key": "quota_key",
 	"WithQuota.Rate": "quota_rate", "WithQuota.Burst": "quota_burst", "WithQuota.Domain": "quota_domain",
 	"WithQuota.Descriptors": "quota_descriptors", "WithQuota.Timeout": "quota_timeout",
-
-	"K": "k", "ResetInterval": "reset_interval", "WindowSize": "window_size", "Bucket": "bucket",
+	"WithK": "k", "WithResetInterval": "reset_interval", "WithSlidingWindow.size": "window_size", "WithSlidingWindow.bucket": "bucket",
 }
 
 // flagErrors rewrites the errors of the throttle layer in err (joined with
@@ -235,15 +233,12 @@ func flagErrors(err error) error {
 		return errors.Join(errs...)
 	}
 	var oe *throttle.OptionError
-	var ce *adaptive.ConfigError
 	setting, reason := "", err
 	switch {
 	case errors.As(err, &oe) && oe.Field != "":
 		setting, reason = oe.Option+"."+oe.Field, oe.Err
 	case errors.As(err, &oe):
 		setting, reason = oe.Option, oe.Err
-	case errors.As(err, &ce):
-		setting, reason = ce.Field, ce.Err
 	}
 	if name, ok := throttleFlags[setting]; ok {
 		return fmt.Errorf("--%s: %w", name, reason)

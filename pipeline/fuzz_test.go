@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
@@ -148,7 +149,7 @@ func microsToYearOK(us int64) bool {
 	if us == 0 {
 		return true
 	}
-	y := (throttle.Record{FirstAttempt: us}).FirstAttemptTime().Year()
+	y := time.UnixMicro(us).UTC().Year()
 	return y >= 0 && y <= 9999
 }
 

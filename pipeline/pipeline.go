@@ -20,6 +20,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
+	"github.com/beamthrottle/beamthrottle/internal/defaults"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle"
 )
 
@@ -119,7 +120,7 @@ func (o Options) throttleOptions() ([]throttle.Option, error) {
 		throttle.WithBatchInterval(o.BatchInterval), throttle.WithK(o.K), throttle.WithMaxAttempts(o.MaxAttempts),
 		throttle.WithMaxAge(o.MaxAge), throttle.WithCallTimeout(o.CallTimeout), throttle.WithCallsInFlight(o.CallsInFlight),
 		throttle.WithMaxBuffered(o.MaxBuffered), throttle.WithMaxWait(o.maxWait()), throttle.WithMaxStall(o.maxStall()),
-		throttle.WithItemsPerCall(cmp.Or(o.ItemsPerCall, throttle.DefaultItemsPerCall)), throttle.WithBytesPerCall(o.BytesPerCall)}
+		throttle.WithItemsPerCall(cmp.Or(o.ItemsPerCall, defaults.ItemsPerCall)), throttle.WithBytesPerCall(o.BytesPerCall)}
 	if o.FailuresAsRejects {
 		opts = append(opts, throttle.WithCountFailuresAsRejects())
 	}
@@ -133,13 +134,9 @@ func (o Options) throttleOptions() ([]throttle.Option, error) {
 	default:
 		errs = append(errs, fmt.Errorf("--window: must be fixed or sliding, got %q", o.Window))
 	}
-	strategy, err := throttle.ParseStrategy(o.Strategy)
-	errs = append(errs, err)
-	if strategy == throttle.Drop && o.Subscription != "" {
+	if strings.EqualFold(o.Strategy, string(throttle.Drop)) && o.Subscription != "" {
 		errs = append(errs, errors.New("--strategy: drop cannot be used with --subscription: a dropped message is never written, so it would never be acknowledged"))
 	}
-	scope, err := throttle.ParseScope(o.Scope)
-	errs = append(errs, err)
 	q, err := o.quota()
 	errs = append(errs, err)
 	cost, err := ParseCost(o.Cost)
@@ -147,7 +144,8 @@ func (o Options) throttleOptions() ([]throttle.Option, error) {
 	if cost != nil {
 		opts = append(opts, throttle.WithCost(cost))
 	}
-	opts = append(opts, throttle.WithStrategy(strategy), throttle.WithScope(scope), throttle.WithQuota(q))
+	opts = append(opts, throttle.WithStrategy(throttle.Strategy(o.Strategy)), throttle.WithScope(throttle.Scope(o.Scope)),
+		throttle.WithQuota(q))
 	if err := errors.Join(append(errs, throttle.ValidateOptions(opts...))...); err != nil {
 		return nil, flagErrors(err)
 	}
@@ -178,12 +176,12 @@ const (
 // --quota_fail, the one quota setting the throttle layer does not have.
 func (o Options) quota() (throttle.QuotaConfig, error) {
 	q := throttle.QuotaConfig{
-		Backend: throttle.QuotaBackend(o.QuotaBackend), Addr: o.QuotaAddr, Key: o.QuotaKey, Rate: o.QuotaRate,
+		Backend: o.QuotaBackend, Addr: o.QuotaAddr, Key: o.QuotaKey, Rate: o.QuotaRate,
 		Burst: o.QuotaBurst, Domain: o.QuotaDomain, Descriptors: o.QuotaDescriptors, FailOpen: true,
 		Timeout: o.QuotaTimeout,
 	}
 	if q.Backend == "" {
-		q.Backend = throttle.NoQuota
+		q.Backend = "none"
 	}
 	if q.Key == "" {
 		q.Key = o.Name

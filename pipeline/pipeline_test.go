@@ -21,17 +21,17 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
+	"github.com/beamthrottle/beamthrottle/internal/prismsplit"
 	"github.com/beamthrottle/beamthrottle/internal/pubsubadmin"
 	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
 	"github.com/beamthrottle/beamthrottle/testserver"
-	"github.com/beamthrottle/beamthrottle/transforms/throttle"
 )
 
 func TestMain(m *testing.M) {
 	RegisterCaller("always429", func(CallerOptions) (clientcall.Caller[[]byte, []byte], error) {
 		return throttledCaller{}, nil
 	})
-	throttle.AvoidPrismSplits() // for the tests that run pipelines without Run
+	prismsplit.Avoid() // for the tests that run pipelines without Run
 	ptest.MainWithDefault(m, "prism")
 }
 

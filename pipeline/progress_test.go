@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/beamthrottle/beamthrottle/internal/prismsplit"
 	"github.com/beamthrottle/beamthrottle/internal/pubsubadmin"
 	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
-	"github.com/beamthrottle/beamthrottle/transforms/throttle"
 )
 
 // TestProgressCountsEachOutputOnce runs pipelines whose elements reach every
@@ -119,7 +119,7 @@ func TestProgressCountsEachOutputOnce(t *testing.T) {
 // TestProgressConcurrentRuns: two runs at once in one process (Prism runs
 // both in it) count apart, each in its own Progress.
 func TestProgressConcurrentRuns(t *testing.T) {
-	throttle.AvoidPrismSplits() // before the runs: they then only read the flag
+	prismsplit.Avoid() // before the runs: they then only read the flag
 	tests := []struct {
 		caller string
 		n      int

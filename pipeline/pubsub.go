@@ -158,10 +158,10 @@ func deadLetterAttributes(r throttle.Record, messageID, pipeline, run string) ma
 		a[AttrGRPCCode] = strconv.Itoa(r.GRPCCode)
 	}
 	if r.FirstAttempt != 0 {
-		a[AttrFirst] = r.FirstAttemptTime().Format(time.RFC3339Nano)
+		a[AttrFirst] = time.UnixMicro(r.FirstAttempt).UTC().Format(time.RFC3339Nano)
 	}
 	if r.LastAttempt != 0 {
-		a[AttrLast] = r.LastAttemptTime().Format(time.RFC3339Nano)
+		a[AttrLast] = time.UnixMicro(r.LastAttempt).UTC().Format(time.RFC3339Nano)
 	}
 	if r.RetryAfter != 0 {
 		a[AttrRetryAfter] = strconv.FormatInt(r.RetryAfter, 10)

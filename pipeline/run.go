@@ -15,7 +15,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
 	"github.com/beamthrottle/beamthrottle/internal/interrupt"
-	"github.com/beamthrottle/beamthrottle/transforms/throttle"
+	"github.com/beamthrottle/beamthrottle/internal/prismsplit"
 )
 
 // ErrNotDone is the error Run returns, with the run's Summary, when the job
@@ -25,9 +25,10 @@ import (
 var ErrNotDone = errors.New("pipeline: the job did not finish")
 
 // Run builds the pipeline for o and runs it on the runner chosen by Beam's
-// --runner flag (default prism; see throttle.AvoidPrismSplits). While it
-// runs, p (nil for none) counts the elements written per output and writes
-// its progress line (see Progress); it returns the run's Summary.
+// --runner flag (default prism, whose dynamic splitting it turns off: see
+// throttle.Adaptive). While it runs, p (nil for none) counts the elements
+// written per output and writes its progress line (see Progress); it
+// returns the run's Summary.
 //
 // Cancelling ctx interrupts the run. Where the runner's workers run in this
 // process (Prism, the direct runner, a job server's LOOPBACK workers), the
@@ -57,7 +58,7 @@ func Run(ctx context.Context, o Options, p *Progress) (Summary, error) {
 		total = -1
 	}
 	defer p.report(total)()
-	throttle.AvoidPrismSplits()
+	prismsplit.Avoid()
 	runCtx := ctx
 	if workersHere() {
 		runCtx = context.WithoutCancel(ctx)

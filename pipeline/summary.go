@@ -7,8 +7,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-
-	"github.com/beamthrottle/beamthrottle/transforms/throttle"
 )
 
 // Summary is the count of elements per outcome of one run, read from the
@@ -62,25 +60,25 @@ func SummaryFrom(res beam.PipelineResult) Summary {
 		var dst *int64
 		sign := int64(1)
 		switch c.Key.Namespace {
-		case throttle.Namespace:
+		case "beamthrottle": // the transform's counters, by the names its package doc lists
 			switch c.Key.Name {
-			case throttle.MetricAccepted:
+			case "accepted":
 				dst = &s.Success
-			case throttle.MetricClientThrottled:
+			case "client_throttled":
 				dst = &s.ClientThrottled
-			case throttle.MetricServerThrottled:
+			case "server_throttled":
 				dst = &s.ServerThrottled
-			case throttle.MetricErrors:
+			case "errors":
 				dst = &s.Errors
-			case throttle.MetricDropped:
+			case "dropped":
 				dst = &s.Dropped
-			case throttle.MetricRequests:
+			case "requests":
 				dst = &s.Requests
-			case throttle.MetricRetries:
+			case "retries":
 				dst = &s.Retries
-			case throttle.MetricBuffered:
+			case "buffered":
 				dst = &s.Buffered
-			case throttle.MetricInterrupted:
+			case "interrupted":
 				dst = &s.Interrupted
 			}
 		case metricsNamespace:

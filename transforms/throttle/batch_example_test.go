@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
@@ -57,7 +58,7 @@ func ExampleWithItemsPerCall() {
 		throttle.WithItemsPerCall(50), throttle.WithCost(wordCost{}))
 	_ = out // out.Success holds "HELLO WORLD", "ONE TWO THREE", "FOUR"
 
-	throttle.AvoidPrismSplits()
+	*jobopts.Experiments = "prism_disable_sdf_split" // on Prism: see Adaptive
 	res, err := prism.Execute(context.Background(), p)
 	if err != nil {
 		fmt.Println("pipeline failed:", err)
@@ -65,11 +66,11 @@ func ExampleWithItemsPerCall() {
 	}
 	counts := map[string]int64{}
 	for _, c := range res.Metrics().AllMetrics().Counters() {
-		if c.Key.Namespace == throttle.Namespace {
+		if c.Key.Namespace == "beamthrottle" {
 			counts[c.Key.Name] += c.Result()
 		}
 	}
-	fmt.Println("calls:", counts[throttle.MetricCalls], "cost:", counts[throttle.MetricCost],
-		"success:", counts[throttle.MetricAccepted], "errors:", counts[throttle.MetricErrors])
+	fmt.Println("calls:", counts["calls"], "cost:", counts["cost"],
+		"success:", counts["accepted"], "errors:", counts["errors"])
 	// Output: calls: 1 cost: 7 success: 3 errors: 1
 }

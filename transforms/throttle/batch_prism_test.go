@@ -70,8 +70,8 @@ func TestBatchMakesFewerCalls(t *testing.T) {
 			passert.Equals(s, beam.ParDo(s, bytesToString, out.Success), jsonInputs(n)...)
 			res := runPipeline(t, p, true)
 			st := srv.Handler.Stats()
-			if want := int64(n / perCall); st.Accepted != want || counter(t, res, MetricCalls) != want {
-				t.Errorf("server answered %d calls, the transform counted %d; want %d", st.Accepted, counter(t, res, MetricCalls), want)
+			if want := int64(n / perCall); st.Accepted != want || counter(t, res, metricCalls) != want {
+				t.Errorf("server answered %d calls, the transform counted %d; want %d", st.Accepted, counter(t, res, metricCalls), want)
 			}
 			if st.Items != n {
 				t.Errorf("server saw %d items, want %d", st.Items, n)
@@ -119,15 +119,15 @@ func TestBatchPartialFailures(t *testing.T) {
 			if sumOutcomes(got) != n {
 				t.Errorf("outputs add up to %d, want %d (%v)", sumOutcomes(got), n, got)
 			}
-			if got[MetricAccepted] != st.Items-st.ItemErrors || got[MetricErrors] != st.ItemErrors {
+			if got[metricAccepted] != st.Items-st.ItemErrors || got[metricErrors] != st.ItemErrors {
 				t.Errorf("success %d and errors %d, want the server's %d items less %d failed, and those %d",
-					got[MetricAccepted], got[MetricErrors], st.Items, st.ItemErrors, st.ItemErrors)
+					got[metricAccepted], got[metricErrors], st.Items, st.ItemErrors, st.ItemErrors)
 			}
 			if st.ItemErrors == 0 || st.Items == st.ItemErrors {
 				t.Errorf("server failed %d of %d items, want some", st.ItemErrors, st.Items)
 			}
-			if tc.name == "postpone" && (st.Items != n || got[MetricServerThrottled] != 0) {
-				t.Errorf("postponing: server took %d items, %d server-throttled; want every item once and none", st.Items, got[MetricServerThrottled])
+			if tc.name == "postpone" && (st.Items != n || got[metricServerThrottled] != 0) {
+				t.Errorf("postponing: server took %d items, %d server-throttled; want every item once and none", st.Items, got[metricServerThrottled])
 			}
 			t.Logf("outputs %v; server: %d calls accepted, %d rejected, %d items, %d item errors",
 				got, st.Accepted, st.Rejected, st.Items, st.ItemErrors)
@@ -156,7 +156,7 @@ func TestTokensPerMinuteQuota(t *testing.T) {
 	}
 	p, s := beam.NewPipelineWithRoot()
 	out := Adaptive(s, generateJSON(s, n), &clientcall.HTTP{URL: srv.Endpoint()}, WithGroups(4), WithCost(tokenCost{}),
-		WithQuota(QuotaConfig{Backend: RedisQuota, Addr: rd.Addr, Key: "tpm-" + uuid.NewString(),
+		WithQuota(QuotaConfig{Backend: quotaRedis, Addr: rd.Addr, Key: "tpm-" + uuid.NewString(),
 			Rate: fmt.Sprintf("%d/m", perSecond*60), Burst: maxCost}))
 	passert.Count(s, out.Success, "success", n)
 	passert.Empty(s, out.ClientThrottled)
@@ -164,9 +164,9 @@ func TestTokensPerMinuteQuota(t *testing.T) {
 	passert.Empty(s, out.Errors)
 	res := runPipeline(t, p, true)
 	st := srv.Handler.Stats()
-	if st.AcceptedCost != tokens || counter(t, res, MetricCost) != tokens+st.RejectedCost {
+	if st.AcceptedCost != tokens || counter(t, res, metricCost) != tokens+st.RejectedCost {
 		t.Errorf("server accepted %d tokens, transform sent %d; want %d, and %d plus the %d refused",
-			st.AcceptedCost, counter(t, res, MetricCost), tokens, tokens, st.RejectedCost)
+			st.AcceptedCost, counter(t, res, metricCost), tokens, tokens, st.RejectedCost)
 	}
 	busy := st.Series[len(st.Series)-1].T - st.Series[0].T + 1
 	sent := st.AcceptedCost + st.RejectedCost
@@ -223,8 +223,8 @@ func TestCostFailures(t *testing.T) {
 	passert.Count(s, out.Errors, "errors", 3*n/4)
 	passert.True(s, out.Errors, costErrorOK)
 	res := runPipeline(t, p, true)
-	if got := counter(t, res, MetricCost); got != 7*n/4 {
-		t.Errorf("%s = %d, want %d", MetricCost, got, 7*n/4)
+	if got := counter(t, res, metricCost); got != 7*n/4 {
+		t.Errorf("%s = %d, want %d", metricCost, got, 7*n/4)
 	}
 }
 

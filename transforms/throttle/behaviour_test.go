@@ -65,10 +65,10 @@ func TestRetryStrategyIsBounded(t *testing.T) {
 	passert.Empty(s, out.Success)
 	passert.Empty(s, out.Errors)
 	res := runPipeline(t, p, true)
-	if got, want := counter(t, res, MetricRetries), int64(2*n); got != want {
+	if got, want := counter(t, res, metricRetries), int64(2*n); got != want {
 		t.Errorf("retries = %d, want %d", got, want)
 	}
-	if got, want := counter(t, res, MetricRequests), int64(3*n); got != want {
+	if got, want := counter(t, res, metricRequests), int64(3*n); got != want {
 		t.Errorf("requests = %d, want %d", got, want)
 	}
 }
@@ -81,7 +81,7 @@ func TestDropStrategy(t *testing.T) {
 	passert.Empty(s, out.ServerThrottled)
 	passert.Empty(s, out.ClientThrottled)
 	res := runPipeline(t, p, true)
-	if got := counter(t, res, MetricDropped); got != n {
+	if got := counter(t, res, metricDropped); got != n {
 		t.Errorf("dropped = %d, want %d", got, n)
 	}
 }
@@ -158,7 +158,7 @@ func TestUnboundedInput(t *testing.T) {
 	passert.Count(s, out.Success, "success", 20)
 	passert.Empty(s, out.Errors)
 	res := runPipeline(t, p, false)
-	if got := counter(t, res, MetricAccepted); got != 20 {
+	if got := counter(t, res, metricAccepted); got != 20 {
 		t.Errorf("accepted = %d, want 20", got)
 	}
 }
@@ -209,23 +209,23 @@ func TestRecoveryAfterOutage(t *testing.T) {
 
 	st := h.Stats()
 	got := map[string]int64{}
-	for _, m := range []string{MetricAccepted, MetricClientThrottled, MetricServerThrottled, MetricErrors} {
+	for _, m := range []string{metricAccepted, metricClientThrottled, metricServerThrottled, metricErrors} {
 		got[m] = counter(t, res, m)
 	}
-	if sum := got[MetricAccepted] + got[MetricClientThrottled] + got[MetricServerThrottled] + got[MetricErrors]; sum != n {
+	if sum := got[metricAccepted] + got[metricClientThrottled] + got[metricServerThrottled] + got[metricErrors]; sum != n {
 		t.Errorf("outputs add up to %d, want %d (%v)", sum, n, got)
 	}
-	if got[MetricServerThrottled] != st.Rejected || st.Rejected < 8 {
-		t.Errorf("server throttled = %d, server rejected = %d, want equal and >= 8", got[MetricServerThrottled], st.Rejected)
+	if got[metricServerThrottled] != st.Rejected || st.Rejected < 8 {
+		t.Errorf("server throttled = %d, server rejected = %d, want equal and >= 8", got[metricServerThrottled], st.Rejected)
 	}
-	if got[MetricClientThrottled] == 0 {
+	if got[metricClientThrottled] == 0 {
 		t.Errorf("client throttled = 0, want > 0 once p rose")
 	}
-	if got[MetricAccepted] != st.Accepted || st.Accepted == 0 {
-		t.Errorf("success = %d, server accepted = %d, want equal and > 0 (sending resumed)", got[MetricAccepted], st.Accepted)
+	if got[metricAccepted] != st.Accepted || st.Accepted == 0 {
+		t.Errorf("success = %d, server accepted = %d, want equal and > 0 (sending resumed)", got[metricAccepted], st.Accepted)
 	}
-	if got[MetricErrors] != 0 {
-		t.Errorf("errors = %d, want 0", got[MetricErrors])
+	if got[metricErrors] != 0 {
+		t.Errorf("errors = %d, want 0", got[metricErrors])
 	}
 	t.Logf("outputs %v; server %d accepted, %d rejected", got, st.Accepted, st.Rejected)
 }
@@ -258,14 +258,14 @@ func TestOverQuota(t *testing.T) {
 	if sumOutcomes(got) != n {
 		t.Errorf("outputs add up to %d, want %d (%v)", sumOutcomes(got), n, got)
 	}
-	if got[MetricServerThrottled] != st.Rejected {
-		t.Errorf("server throttled = %d, server rejected = %d, want equal", got[MetricServerThrottled], st.Rejected)
+	if got[metricServerThrottled] != st.Rejected {
+		t.Errorf("server throttled = %d, server rejected = %d, want equal", got[metricServerThrottled], st.Rejected)
 	}
-	if got[MetricAccepted] != st.Accepted {
-		t.Errorf("success = %d, server accepted = %d, want equal", got[MetricAccepted], st.Accepted)
+	if got[metricAccepted] != st.Accepted {
+		t.Errorf("success = %d, server accepted = %d, want equal", got[metricAccepted], st.Accepted)
 	}
-	if got[MetricErrors] != 0 {
-		t.Errorf("errors = %d, want 0", got[MetricErrors])
+	if got[metricErrors] != 0 {
+		t.Errorf("errors = %d, want 0", got[metricErrors])
 	}
 	// From the start of the first second with a request to the end of the
 	// last, the bucket held quota tokens and refilled at quota/s.
@@ -309,14 +309,14 @@ func TestPostponeOverQuota(t *testing.T) {
 			res := runPipeline(t, p, true)
 			st := srv.Handler.Stats()
 			got := outcomeMetrics(t, res)
-			if got[MetricAccepted] != n || st.Accepted != n {
-				t.Errorf("success = %d, server accepted = %d, want %d", got[MetricAccepted], st.Accepted, n)
+			if got[metricAccepted] != n || st.Accepted != n {
+				t.Errorf("success = %d, server accepted = %d, want %d", got[metricAccepted], st.Accepted, n)
 			}
-			if req := counter(t, res, MetricRequests); req != n+st.Rejected {
+			if req := counter(t, res, metricRequests); req != n+st.Rejected {
 				t.Errorf("requests = %d, want %d accepted + %d rejected", req, n, st.Rejected)
 			}
 			t.Logf("server %d accepted, %d rejected (waste %.1f%%); %d postponements",
-				st.Accepted, st.Rejected, 100*float64(st.Rejected)/float64(st.Accepted+st.Rejected), counter(t, res, MetricPostponed))
+				st.Accepted, st.Rejected, 100*float64(st.Rejected)/float64(st.Accepted+st.Rejected), counter(t, res, metricPostponed))
 		})
 	}
 }
@@ -333,7 +333,7 @@ func TestMaxBufferedSheds(t *testing.T) {
 	out := Adaptive(s, generate(s, n), clientcall.Echo{}, WithMaxBuffered(100), WithBatchSize(10))
 	passert.True(s, out.ClientThrottled, bufferFullOK)
 	res := runPipeline(t, p, true)
-	ok, shed := counter(t, res, MetricAccepted), counter(t, res, MetricClientThrottled)
+	ok, shed := counter(t, res, metricAccepted), counter(t, res, metricClientThrottled)
 	if ok+shed != n || shed == 0 || ok < 100 {
 		t.Errorf("success %d + shed %d, want %d with some shed and at least one full buffer processed", ok, shed, n)
 	}
@@ -365,7 +365,7 @@ func TestMaxWaitExpires(t *testing.T) {
 	passert.Empty(s, out.Success)
 	passert.Empty(s, out.Errors)
 	res := runPipeline(t, p, true)
-	if st := counter(t, res, MetricServerThrottled); st == 0 {
+	if st := counter(t, res, metricServerThrottled); st == 0 {
 		t.Errorf("server throttled = 0, want the elements the pacer sent")
 	}
 }
@@ -430,10 +430,10 @@ func TestAlwaysRefusedEnds(t *testing.T) {
 			if tc.maxStall > time.Minute && rejected == 0 {
 				t.Errorf("no call made, want one")
 			}
-			if sumOutcomes(got) != n || got[MetricServerThrottled] > rejected || (rejected > 0) != (got[MetricServerThrottled] > 0) {
+			if sumOutcomes(got) != n || got[metricServerThrottled] > rejected || (rejected > 0) != (got[metricServerThrottled] > 0) {
 				t.Errorf("outcomes %v: want %d in all, at most the %d calls refused server-throttled, and some if any", got, n, rejected)
 			}
-			if calls := counter(t, res, MetricCalls); calls != rejected {
+			if calls := counter(t, res, metricCalls); calls != rejected {
 				t.Errorf("%d calls made, the server refused %d: want every call refused", calls, rejected)
 			}
 			t.Logf("outcomes %v; %d calls", got, rejected)

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
+	"github.com/beamthrottle/beamthrottle/internal/prismsplit"
 	"github.com/beamthrottle/beamthrottle/internal/procstat"
 	"github.com/beamthrottle/beamthrottle/testserver"
 )
@@ -79,8 +80,8 @@ func runBench(b *testing.B, build func(s beam.Scope, in beam.PCollection)) float
 func runBenchN(b *testing.B, n int, gen func(beam.Scope, int) beam.PCollection, build func(s beam.Scope, in beam.PCollection)) float64 {
 	old := *jobopts.Experiments
 	defer func() { *jobopts.Experiments = old }()
-	AvoidPrismSplits()
-	*jobopts.Experiments = withExperiment(*jobopts.Experiments, "prism_disable_rtc")
+	prismsplit.Avoid()
+	*jobopts.Experiments = prismsplit.WithExperiment(*jobopts.Experiments, "prism_disable_rtc")
 	var total time.Duration
 	iters := 0
 	for b.Loop() {

@@ -374,7 +374,7 @@ func TestFiringAbandonsHungCall(t *testing.T) {
 		t.Fatalf("got %+v, want %+v", got, want)
 	}
 	for _, r := range o.errs {
-		if string(r.Input) != "hang" || r.Error != (&TimeoutError{Timeout: f.CallTimeout}).Error() {
+		if string(r.Input) != "hang" || r.Error != (&timeoutError{Timeout: f.CallTimeout}).Error() {
 			t.Errorf("record %+v, want the timeout of a hung call", r)
 		}
 	}

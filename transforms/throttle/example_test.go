@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
@@ -22,7 +23,8 @@ func ExampleAdaptive() {
 
 	_ = out // out.Success, out.ClientThrottled, out.ServerThrottled, out.Errors
 
-	throttle.AvoidPrismSplits() // Prism must not split a group's bundles
+	// On Prism, run with Beam's --experiments=prism_disable_sdf_split (see Adaptive).
+	*jobopts.Experiments = "prism_disable_sdf_split"
 	res, err := prism.Execute(context.Background(), p)
 	if err != nil {
 		fmt.Println("pipeline failed:", err)
@@ -30,7 +32,7 @@ func ExampleAdaptive() {
 	}
 	var success int64
 	for _, c := range res.Metrics().AllMetrics().Counters() {
-		if c.Key.Namespace == throttle.Namespace && c.Key.Name == throttle.MetricAccepted {
+		if c.Key.Namespace == "beamthrottle" && c.Key.Name == "accepted" {
 			success += c.Result()
 		}
 	}

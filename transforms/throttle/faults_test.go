@@ -110,7 +110,7 @@ func checkRecords(s beam.Scope, records beam.PCollection, c *recordCheck) {
 func outcomeMetrics(t *testing.T, res beam.PipelineResult) map[string]int64 {
 	t.Helper()
 	got := map[string]int64{}
-	for _, m := range []string{MetricAccepted, MetricClientThrottled, MetricServerThrottled, MetricErrors, MetricDropped} {
+	for _, m := range []string{metricAccepted, metricClientThrottled, metricServerThrottled, metricErrors, metricDropped} {
 		got[m] = counter(t, res, m)
 	}
 	return got
@@ -118,7 +118,7 @@ func outcomeMetrics(t *testing.T, res beam.PipelineResult) map[string]int64 {
 
 // sumOutcomes adds up the outcome counters: the elements accounted for.
 func sumOutcomes(m map[string]int64) int64 {
-	return m[MetricAccepted] + m[MetricClientThrottled] + m[MetricServerThrottled] + m[MetricErrors] + m[MetricDropped]
+	return m[metricAccepted] + m[metricClientThrottled] + m[metricServerThrottled] + m[metricErrors] + m[metricDropped]
 }
 
 // TestFaultSlowBackend: a backend slower than the per-call timeout. Whether
@@ -151,7 +151,7 @@ func TestFaultSlowBackend(t *testing.T) {
 			checkRecords(s, out.Errors, &recordCheck{Outcome: OutcomeError, Status: 0, Contains: map[string]string{"*": tc.want}})
 			start := time.Now()
 			res := runPipeline(t, p, true)
-			if got := outcomeMetrics(t, res); got[MetricErrors] != n || sumOutcomes(got) != n {
+			if got := outcomeMetrics(t, res); got[metricErrors] != n || sumOutcomes(got) != n {
 				t.Errorf("got metrics %v, want %d errors and nothing else", got, n)
 			}
 			// Up to 10 calls in flight per group: a timeout per wave, not
@@ -185,7 +185,7 @@ func TestFaultServerErrors(t *testing.T) {
 
 	st := srv.Handler.Stats()
 	got := outcomeMetrics(t, res)
-	if got[MetricErrors] != st.Errors || got[MetricAccepted] != st.Accepted || sumOutcomes(got) != n {
+	if got[metricErrors] != st.Errors || got[metricAccepted] != st.Accepted || sumOutcomes(got) != n {
 		t.Errorf("got metrics %v, server %d accepted %d errors; want them equal, adding up to %d", got, st.Accepted, st.Errors, n)
 	}
 	if share := float64(st.Errors) / n; share < 0.25 || share > 0.35 {
@@ -377,14 +377,14 @@ func TestFaultConnectionRefused(t *testing.T) {
 			res := runPipeline(t, p, true)
 
 			got := outcomeMetrics(t, res)
-			errs, ok, ct := got[MetricErrors], got[MetricAccepted], got[MetricClientThrottled]
+			errs, ok, ct := got[metricErrors], got[metricAccepted], got[metricClientThrottled]
 			if tc.wantErrs >= 0 && (errs != tc.wantErrs || ok != n-tc.wantErrs) {
 				t.Errorf("got metrics %v, want %d errors and %d successes", got, tc.wantErrs, n-tc.wantErrs)
 			}
 			if tc.wantErrs < 0 && (errs < 1 || ct < 1 || errs+ct != n || ok != 0) {
 				t.Errorf("got metrics %v, want %d errors and client-throttled, some of each", got, n)
 			}
-			if calls := counter(t, res, MetricCalls); calls != ok+errs {
+			if calls := counter(t, res, metricCalls); calls != ok+errs {
 				t.Errorf("%d calls, want one per success or error (%d)", calls, ok+errs)
 			}
 			if acc := ph.accepted(); acc != ok {
@@ -430,16 +430,16 @@ func TestFaultThrottledThenRecovery(t *testing.T) {
 			if sumOutcomes(got) != n {
 				t.Errorf("got metrics %v, adding up to %d, want %d", got, sumOutcomes(got), n)
 			}
-			if got[MetricAccepted] != st.Accepted || st.Rejected < rejections {
+			if got[metricAccepted] != st.Accepted || st.Rejected < rejections {
 				t.Errorf("got %d successes, server accepted %d and rejected %d: want successes = accepted, rejected >= %d",
-					got[MetricAccepted], st.Accepted, st.Rejected, rejections)
+					got[metricAccepted], st.Accepted, st.Rejected, rejections)
 			}
-			if got[MetricAccepted] < n/2 {
-				t.Errorf("got %d successes of %d: want most elements through after the recovery (%v)", got[MetricAccepted], n, got)
+			if got[metricAccepted] < n/2 {
+				t.Errorf("got %d successes of %d: want most elements through after the recovery (%v)", got[metricAccepted], n, got)
 			}
 			// Every decision ends an element or sends it round again; more
 			// retries than server rejections means the client throttled too.
-			req, retries := counter(t, res, MetricRequests), counter(t, res, MetricRetries)
+			req, retries := counter(t, res, metricRequests), counter(t, res, metricRetries)
 			if req != retries+n {
 				t.Errorf("got %d requests, %d retries: want requests = retries + %d", req, retries, n)
 			}
@@ -447,7 +447,7 @@ func TestFaultThrottledThenRecovery(t *testing.T) {
 				t.Errorf("got %d retries for %d server rejections: want more, the client throttle engaging", retries, st.Rejected)
 			}
 			t.Logf("outputs %v, %d requests, %d retries; server %d accepted, %d rejected",
-				got, counter(t, res, MetricRequests), counter(t, res, MetricRetries), st.Accepted, st.Rejected)
+				got, counter(t, res, metricRequests), counter(t, res, metricRetries), st.Accepted, st.Rejected)
 		})
 	}
 }
@@ -507,7 +507,7 @@ func TestFaultCallerPanics(t *testing.T) {
 		"5": "{42}",
 	}})
 	res := runPipeline(t, p, true)
-	if got, want := counter(t, res, MetricErrors), int64(len(inputsOf(n, "12345"))); got != want {
+	if got, want := counter(t, res, metricErrors), int64(len(inputsOf(n, "12345"))); got != want {
 		t.Errorf("got %d errors, want %d", got, want)
 	}
 }

@@ -80,7 +80,7 @@ func (f *throttleFn) coreConfig() firing.Config {
 // run works through items, which begin's core has not seen yet, and then
 // through what the core asks: the calls, at most CallsInFlight at once, each
 // in a goroutine of its own within the call timeout (a call that outlives
-// it is abandoned with its goroutine, and answered with a TimeoutError);
+// it is abandoned with its goroutine, and answered with a timeoutError);
 // the waits, on the wall clock, woken early by an answer; the routes.
 // Afterwards requeue and rest hold what goes back to the queue.
 func (fr *driver) run(items []item) {
@@ -205,7 +205,7 @@ func (fr *driver) wait(s firing.Step, items []item, calls []*call, pending int, 
 	case <-timer:
 		if first != nil && !time.Now().Before(first.timeout) {
 			fr.answered(items, first, callResult{
-				err: &TimeoutError{Timeout: fr.fn.CallTimeout}, latency: fr.fn.CallTimeout,
+				err: &timeoutError{Timeout: fr.fn.CallTimeout}, latency: fr.fn.CallTimeout,
 			})
 		}
 	case <-interrupt.Done():

@@ -18,7 +18,7 @@ import (
 // dropped under Drop. Calls under way finish and their answers are routed
 // as usual. Every group routes its queue when its timer next fires, so a
 // bounded pipeline ends as soon as each group has fired once more.
-// MetricInterrupted counts these elements.
+// metricInterrupted counts these elements.
 
 // interruptedMessage is the error of an element routed because the
 // pipeline was interrupted; interruptedAgain ends the error of one whose

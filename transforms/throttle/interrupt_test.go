@@ -81,7 +81,7 @@ func TestInterruptedPipeline(t *testing.T) {
 	passert.Empty(s, out.ServerThrottled)
 	passert.Empty(s, out.Errors)
 	res := runPipeline(t, p, false)
-	if calls, got := counter(t, res, MetricCalls), counter(t, res, MetricInterrupted); calls != 0 || got != n {
+	if calls, got := counter(t, res, metricCalls), counter(t, res, metricInterrupted); calls != 0 || got != n {
 		t.Errorf("%d calls and %d interrupted, want 0 and %d", calls, got, n)
 	}
 }

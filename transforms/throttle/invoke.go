@@ -117,21 +117,21 @@ func checkCostFunc(k any, elem reflect.Type) error {
 	return nil
 }
 
-// PanicError is the error a call that panicked ends with. The element goes
+// panicError is the error a call that panicked ends with. The element goes
 // to the Errors output with this message.
-type PanicError struct {
+type panicError struct {
 	Value any
 }
 
-func (e *PanicError) Error() string { return fmt.Sprintf("throttle: caller panicked: %v", e.Value) }
+func (e *panicError) Error() string { return fmt.Sprintf("throttle: caller panicked: %v", e.Value) }
 
-// TimeoutError is the error of a call that did not return within the
+// timeoutError is the error of a call that did not return within the
 // per-call timeout. The element goes to the Errors output.
-type TimeoutError struct {
+type timeoutError struct {
 	Timeout time.Duration
 }
 
-func (e *TimeoutError) Error() string {
+func (e *timeoutError) Error() string {
 	return fmt.Sprintf("throttle: call did not return within the %v timeout", e.Timeout)
 }
 
@@ -230,11 +230,11 @@ func (iv *invoker) callBatch(ctx context.Context, items []item) ([][]byte, []err
 }
 
 // invoke makes the call of items: Call for its one element, or CallBatch,
-// turning a panic into a PanicError for every item.
+// turning a panic into a panicError for every item.
 func (iv *invoker) invoke(ctx context.Context, items []item) (r callResult) {
 	defer func() {
 		if p := recover(); p != nil {
-			r = callResult{err: &PanicError{Value: p}}
+			r = callResult{err: &panicError{Value: p}}
 		}
 	}()
 	if iv.batching {
@@ -264,8 +264,8 @@ func (r *callResult) of(k int) ([]byte, error) {
 	return r.resps[k], r.errs[k]
 }
 
-// safeCall runs one call with a timeout, turning a panic into a PanicError
-// and a call that outlives its timeout into a TimeoutError. A timed-out
+// safeCall runs one call with a timeout, turning a panic into a panicError
+// and a call that outlives its timeout into a timeoutError. A timed-out
 // call's goroutine is abandoned, not killed: Go cannot stop it.
 func (iv *invoker) safeCall(ctx context.Context, timeout time.Duration, items []item) callResult {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -277,7 +277,7 @@ func (iv *invoker) safeCall(ctx context.Context, timeout time.Duration, items []
 	select {
 	case r = <-ch:
 	case <-ctx.Done():
-		r = callResult{err: &TimeoutError{Timeout: timeout}}
+		r = callResult{err: &timeoutError{Timeout: timeout}}
 	}
 	r.latency = time.Since(start)
 	return r

@@ -2,48 +2,49 @@ package throttle
 
 import "github.com/apache/beam/sdks/v2/go/pkg/beam"
 
-// Namespace is the namespace of the transform's Beam metrics.
-const Namespace = "beamthrottle"
+// namespace is the namespace of the transform's Beam metrics.
+const namespace = "beamthrottle"
 
-// Metric names of the transform's Beam metrics (in Namespace), visible in
-// the pipeline result and in the Dataflow job UI, for reading them back.
-// Every input element ends in exactly one of MetricAccepted,
-// MetricClientThrottled, MetricServerThrottled, MetricErrors or
-// MetricDropped.
+// Metric names of the transform's Beam metrics (in namespace), visible in
+// the pipeline result and in the Dataflow job UI, for reading them back;
+// the package doc lists them for users (TestMetricNamesDocumented).
+// Every input element ends in exactly one of metricAccepted,
+// metricClientThrottled, metricServerThrottled, metricErrors or
+// metricDropped.
 const (
-	MetricRequests        = "requests"         // decisions made, retries included
-	MetricAccepted        = "accepted"         // calls the backend accepted (= Success elements)
-	MetricClientThrottled = "client_throttled" // ClientThrottled elements
-	MetricServerThrottled = "server_throttled" // ServerThrottled elements
-	MetricErrors          = "errors"           // Errors elements
-	MetricRetries         = "retries"          // throttled elements kept for another attempt
-	MetricDropped         = "dropped"          // throttled elements discarded by the Drop strategy
-	MetricBuffered        = "buffered"         // elements that reached a group's buffer
-	MetricPostponed       = "postponed"        // elements a firing left in the queue for a later one
-	MetricCallLatencyMs   = "call_latency_ms"  // a distribution: the caller's latency per call
-	MetricCalls           = "calls"            // calls made (Call, or CallBatch for several elements)
-	MetricCost            = "cost"             // cost units of the calls made (WithCost; 1 per element by default)
-	// MetricInterrupted counts the elements routed without a call because
+	metricRequests        = "requests"         // decisions made, retries included
+	metricAccepted        = "accepted"         // calls the backend accepted (= Success elements)
+	metricClientThrottled = "client_throttled" // ClientThrottled elements
+	metricServerThrottled = "server_throttled" // ServerThrottled elements
+	metricErrors          = "errors"           // Errors elements
+	metricRetries         = "retries"          // throttled elements kept for another attempt
+	metricDropped         = "dropped"          // throttled elements discarded by the Drop strategy
+	metricBuffered        = "buffered"         // elements that reached a group's buffer
+	metricPostponed       = "postponed"        // elements a firing left in the queue for a later one
+	metricCallLatencyMs   = "call_latency_ms"  // a distribution: the caller's latency per call
+	metricCalls           = "calls"            // calls made (Call, or CallBatch for several elements)
+	metricCost            = "cost"             // cost units of the calls made (WithCost; 1 per element by default)
+	// metricInterrupted counts the elements routed without a call because
 	// the pipeline was interrupted (see pipeline.Run); they are counted in
-	// MetricClientThrottled, MetricServerThrottled or MetricDropped too.
-	MetricInterrupted = "interrupted"
+	// metricClientThrottled, metricServerThrottled or metricDropped too.
+	metricInterrupted = "interrupted"
 )
 
 // The transform's Beam metrics, one for each name above.
 var (
-	requestsCounter        = beam.NewCounter(Namespace, MetricRequests)
-	acceptedCounter        = beam.NewCounter(Namespace, MetricAccepted)
-	clientThrottledCounter = beam.NewCounter(Namespace, MetricClientThrottled)
-	serverThrottledCounter = beam.NewCounter(Namespace, MetricServerThrottled)
-	errorsCounter          = beam.NewCounter(Namespace, MetricErrors)
-	retriesCounter         = beam.NewCounter(Namespace, MetricRetries)
-	droppedCounter         = beam.NewCounter(Namespace, MetricDropped)
-	bufferedCounter        = beam.NewCounter(Namespace, MetricBuffered)
-	postponedCounter       = beam.NewCounter(Namespace, MetricPostponed)
-	latencyMs              = beam.NewDistribution(Namespace, MetricCallLatencyMs)
-	callsCounter           = beam.NewCounter(Namespace, MetricCalls)
-	costCounter            = beam.NewCounter(Namespace, MetricCost)
-	interruptedCounter     = beam.NewCounter(Namespace, MetricInterrupted)
+	requestsCounter        = beam.NewCounter(namespace, metricRequests)
+	acceptedCounter        = beam.NewCounter(namespace, metricAccepted)
+	clientThrottledCounter = beam.NewCounter(namespace, metricClientThrottled)
+	serverThrottledCounter = beam.NewCounter(namespace, metricServerThrottled)
+	errorsCounter          = beam.NewCounter(namespace, metricErrors)
+	retriesCounter         = beam.NewCounter(namespace, metricRetries)
+	droppedCounter         = beam.NewCounter(namespace, metricDropped)
+	bufferedCounter        = beam.NewCounter(namespace, metricBuffered)
+	postponedCounter       = beam.NewCounter(namespace, metricPostponed)
+	latencyMs              = beam.NewDistribution(namespace, metricCallLatencyMs)
+	callsCounter           = beam.NewCounter(namespace, metricCalls)
+	costCounter            = beam.NewCounter(namespace, metricCost)
+	interruptedCounter     = beam.NewCounter(namespace, metricInterrupted)
 
 	// throttlingMsecs is the counter Beam's Java and Python IOs use to tell
 	// Dataflow's autoscaler that time was spent throttled. The transform adds

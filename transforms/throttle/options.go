@@ -3,10 +3,10 @@ package throttle
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
+	"github.com/beamthrottle/beamthrottle/internal/defaults"
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
@@ -40,11 +40,9 @@ const (
 	Postpone Strategy = "postpone"
 )
 
-// ParseStrategy parses "route", "drop", "retry" or "postpone" (also the
-// original tool's "dlq" for route). "" is the mode's default: postpone in
-// ModePaced, route in ModeSRE. Its error is an *OptionError for
-// WithStrategy.
-func ParseStrategy(s string) (Strategy, error) {
+// parseStrategy parses a Strategy, or one of the original tool's names
+// (see WithStrategy). "" is the mode's default, which resolved fills in.
+func parseStrategy(s Strategy) (Strategy, error) {
 	switch s {
 	case "":
 		return "", nil
@@ -57,7 +55,7 @@ func ParseStrategy(s string) (Strategy, error) {
 	case "postpone", "POSTPONE":
 		return Postpone, nil
 	}
-	return "", &OptionError{Option: "WithStrategy", Err: fmt.Errorf("unknown strategy %q (want route, drop, retry or postpone)", s)}
+	return s, &OptionError{Option: "WithStrategy", Err: fmt.Errorf("unknown strategy %q (want route, drop, retry or postpone)", s)}
 }
 
 // Scope says which groups share one throttling policy.
@@ -80,15 +78,14 @@ const (
 	ScopeGroup Scope = "group"
 )
 
-// ParseScope parses "worker" or "group". "" is the mode's default: worker
-// in ModePaced, group in ModeSRE. Its error is an *OptionError for
-// WithScope.
-func ParseScope(s string) (Scope, error) {
-	switch Scope(s) {
+// checkScope reports whether s is a Scope, or "", the mode's default,
+// which resolved fills in.
+func checkScope(s Scope) error {
+	switch s {
 	case "", ScopeWorker, ScopeGroup:
-		return Scope(s), nil
+		return nil
 	}
-	return "", &OptionError{Option: "WithScope", Err: fmt.Errorf("unknown scope %q (want worker or group)", s)}
+	return &OptionError{Option: "WithScope", Err: fmt.Errorf("unknown scope %q (want worker or group)", s)}
 }
 
 // Mode selects the throttle algorithm (WithMode).
@@ -105,23 +102,6 @@ const (
 	// max(0, (requests − K·accepts) / (requests + 1)), so that under
 	// sustained overload about K times what the backend accepts is sent.
 	ModeSRE Mode = "sre"
-)
-
-// Defaults of the options. The throughput ceiling of one group is
-// BatchSize / BatchInterval calls per second (with CallsInFlight 1 and a
-// fast backend), so the ceiling of the transform is Groups × that. The
-// algorithm's settings (K, the window) default where package adaptive
-// defines them (adaptive.SREConfig).
-const (
-	DefaultGroups        = 1
-	DefaultBatchSize     = 100
-	DefaultBatchInterval = time.Second
-	DefaultMaxAttempts   = 3
-	DefaultMaxAge        = 10 * time.Minute
-	DefaultCallTimeout   = 30 * time.Second
-	DefaultCallsInFlight = 1
-	// DefaultItemsPerCall is one element per call: the caller's Call.
-	DefaultItemsPerCall = 1
 )
 
 // bufferBatch is how many elements the keying step packs into one write to
@@ -162,18 +142,20 @@ type config struct {
 }
 
 func defaultConfig() config {
+	// MaxWait, MaxStall, MaxBuffered, MaxPayload and BytesPerCall are 0: no
+	// bound.
 	return config{
-		Groups:        DefaultGroups,
-		BatchSize:     DefaultBatchSize,
-		BatchInterval: DefaultBatchInterval,
+		Groups:        defaults.Groups,
+		BatchSize:     defaults.BatchSize,
+		BatchInterval: defaults.BatchInterval,
 		// Mode "" is ModePaced (resolved); Adaptive's zero fields are
 		// adaptive's defaults.
-		MaxAttempts:   DefaultMaxAttempts,
-		MaxAge:        DefaultMaxAge,
-		CallTimeout:   DefaultCallTimeout,
-		CallsInFlight: DefaultCallsInFlight,
+		MaxAttempts:   defaults.MaxAttempts,
+		MaxAge:        defaults.MaxAge,
+		CallTimeout:   defaults.CallTimeout,
+		CallsInFlight: defaults.CallsInFlight,
 		BufferBatch:   bufferBatch,
-		ItemsPerCall:  DefaultItemsPerCall,
+		ItemsPerCall:  defaults.ItemsPerCall,
 	}
 }
 
@@ -190,8 +172,7 @@ func newConfig(opts []Option) (config, error) {
 
 // ValidateOptions reports whether opts configure Adaptive validly, as
 // TryAdaptive would find before building anything: nil, or every fault,
-// each an *OptionError or (for the algorithm's settings, such as WithK) an
-// *adaptive.ConfigError, joined with errors.Join. Options are applied in
+// each an *OptionError, joined with errors.Join. Options are applied in
 // order, but no option undoes another: each sets its own settings, and
 // options that contradict each other are a fault whatever their order.
 func ValidateOptions(opts ...Option) error {
@@ -199,34 +180,11 @@ func ValidateOptions(opts ...Option) error {
 	return err
 }
 
-// An OptionError reports an option of Adaptive whose value cannot be used,
-// so that a caller can say which of its own settings is at fault (the
-// pipeline's flags do). Faults of the algorithm's settings are
-// *adaptive.ConfigError instead.
-type OptionError struct {
-	Option string // the option at fault: "WithBatchSize", "WithQuota", ...
-	Field  string // for an option taking a struct (WithQuota): the field at fault, such as "Rate"; else ""
-	Err    error  // what is wrong
-}
-
-// Error returns "throttle: Option: what is wrong", or with a Field
-// "throttle: Option: Field: what is wrong".
-func (e *OptionError) Error() string {
-	msg := "throttle: " + e.Option + ": "
-	if e.Field != "" {
-		msg += e.Field + ": "
-	}
-	return msg + e.Err.Error()
-}
-
-// Unwrap returns Err.
-func (e *OptionError) Unwrap() error { return e.Err }
-
-// resolved fills defaults that depend on other options.
+// resolved fills defaults that depend on other options, and spells the
+// strategy as its constant (an unknown one is left for validate).
 func (c config) resolved() config {
-	c.Mode = Mode(strings.ToLower(string(c.Mode)))
-	if c.Mode == "" {
-		c.Mode = ModePaced
+	if s, err := parseStrategy(c.Strategy); err == nil {
+		c.Strategy = s
 	}
 	if c.Strategy == "" {
 		c.Strategy = Route
@@ -254,10 +212,7 @@ func (c config) validate() error {
 	if c.Groups < 1 {
 		bad("WithGroups", "must be >= 1, got %d", c.Groups)
 	}
-	if c.Mode != ModePaced && c.Mode != ModeSRE {
-		bad("WithMode", "must be %s or %s, got %q", ModeSRE, ModePaced, c.Mode)
-	}
-	if _, err := ParseScope(string(c.Scope)); err != nil {
+	if err := checkScope(c.Scope); err != nil {
 		errs = append(errs, err)
 	}
 	if c.BatchSize < 1 {
@@ -293,17 +248,17 @@ func (c config) validate() error {
 	if c.MaxPayload < 0 {
 		bad("WithMaxPayloadBytes", "must be >= 0, got %d", c.MaxPayload)
 	}
-	if c.ItemsPerCall < 1 || c.ItemsPerCall > MaxItemsPerCall {
-		bad("WithItemsPerCall", "must be in [1, %d], got %d", MaxItemsPerCall, c.ItemsPerCall)
+	if c.ItemsPerCall < 1 || c.ItemsPerCall > maxItemsPerCall {
+		bad("WithItemsPerCall", "must be in [1, %d], got %d", maxItemsPerCall, c.ItemsPerCall)
 	}
 	if c.BytesPerCall < 0 {
 		bad("WithBytesPerCall", "must be >= 0, got %d", c.BytesPerCall)
 	}
-	if _, err := ParseStrategy(string(c.Strategy)); err != nil {
+	if _, err := parseStrategy(c.Strategy); err != nil {
 		errs = append(errs, err)
 	}
 	// One flat list: the quota's and the algorithm's faults beside these.
-	for _, err := range []error{c.Quota.Validate(), c.Adaptive.Validate()} {
+	for _, err := range []error{c.Quota.validate(), optionErrors(c.Adaptive.Validate())} {
 		if j, ok := err.(interface{ Unwrap() []error }); ok {
 			errs = append(errs, j.Unwrap()...)
 		} else {
@@ -333,7 +288,9 @@ func WithGroups(n int) Option { return func(c *config) { c.Groups = n } }
 func WithBatchSize(n int) Option { return func(c *config) { c.BatchSize = n } }
 
 // WithBatchInterval sets how often a group with buffered elements processes a
-// batch (default 1s).
+// batch (default 1s). The throughput ceiling of one group is batch size /
+// batch interval calls per second (with one call in flight and a fast
+// backend), and that of the transform is the number of groups times that.
 func WithBatchInterval(d time.Duration) Option { return func(c *config) { c.BatchInterval = d } }
 
 // WithK sets the SRE multiplier K (adaptive.SREConfig.K: 0 means 2;
@@ -397,7 +354,8 @@ func WithCountFailuresAsRejects() Option {
 func WithKeyFunc(k any) Option { return func(c *config) { c.KeyFunc = k } }
 
 // WithStrategy sets what happens to throttled elements (default: Postpone in
-// ModePaced, Route in ModeSRE).
+// ModePaced, Route in ModeSRE). It also takes the original tool's names:
+// "dlq" or "DLQ" for Route, "DROP", "RETRY" and "POSTPONE".
 func WithStrategy(s Strategy) Option { return func(c *config) { c.Strategy = s } }
 
 // WithMaxAttempts bounds the Retry strategy: an element is decided on at most
@@ -478,8 +436,8 @@ func WithMaxWait(d time.Duration) Option { return func(c *config) { c.MaxWait = 
 // reaches.
 func WithMaxStall(d time.Duration) Option { return func(c *config) { c.MaxStall = d } }
 
-// MaxItemsPerCall bounds WithItemsPerCall.
-const MaxItemsPerCall = 100_000
+// maxItemsPerCall bounds WithItemsPerCall.
+const maxItemsPerCall = 100_000
 
 // WithItemsPerCall packs up to n elements of a group into one call of the
 // caller's CallBatch (clientcall.BatchCaller), for APIs that take several
@@ -488,7 +446,7 @@ const MaxItemsPerCall = 100_000
 // clientcall.BatchCaller for the same request and response types; outcomes
 // are still routed per element (see clientcall.BatchCaller for partial
 // failures). A call takes the oldest elements of a firing in order, so
-// WithBatchSize should be at least n.
+// WithBatchSize should be at least n. n must be at most 100,000.
 func WithItemsPerCall(n int) Option { return func(c *config) { c.ItemsPerCall = n } }
 
 // WithBytesPerCall bounds the payload bytes of one batched call: a call

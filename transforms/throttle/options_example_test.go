@@ -4,30 +4,24 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle"
 )
 
-// Check options before building a pipeline, and tell which setting is at
-// fault: the transform's own (an *OptionError) or the algorithm's (an
-// *adaptive.ConfigError). Every fault is reported, whatever the order of
-// the options.
+// Check options before building a pipeline, and tell which option is at
+// fault: each fault is an *OptionError, the algorithm's settings' too.
+// Every fault is reported, whatever the order of the options.
 func ExampleValidateOptions() {
 	err := throttle.ValidateOptions(throttle.WithK(-1), throttle.WithBatchSize(0), throttle.WithMode("fast"),
 		throttle.WithSlidingWindow(0, 0), throttle.WithResetInterval(0))
 	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
 		var oe *throttle.OptionError
-		var ce *adaptive.ConfigError
-		switch {
-		case errors.As(e, &oe):
+		if errors.As(e, &oe) {
 			fmt.Printf("option %s: %v\n", oe.Option, oe.Err)
-		case errors.As(e, &ce):
-			fmt.Printf("algorithm setting %s: %v\n", ce.Field, ce.Err)
 		}
 	}
 	// Output:
 	// option WithMode: must be sre or paced, got "fast"
 	// option WithBatchSize: must be >= 1, got 0
 	// option WithResetInterval: cannot be combined with WithSlidingWindow: choose one window
-	// algorithm setting K: must be positive and finite, got -1
+	// option WithK: must be positive and finite, got -1
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
@@ -62,14 +63,15 @@ func TestDefaultConfig(t *testing.T) {
 	}
 }
 
-// TestValidateOptions: each fault is reported as a typed error naming the
-// option (or, for the algorithm's settings, the adaptive.SREConfig field), all
-// of them at once, and in any order of the options.
+// TestValidateOptions: each fault is reported as an *OptionError naming the
+// option (and, for an option taking several values, the one at fault), the
+// algorithm's settings included, all of them at once, and in any order of
+// the options.
 func TestValidateOptions(t *testing.T) {
 	tests := []struct {
 		name string
 		opts []Option
-		want []string // options (OptionError) or fields (adaptive.ConfigError) at fault
+		want []string // options (OptionError.Option, or Option.Field) at fault
 	}{
 		{"defaults", nil, nil},
 		{"zero groups", []Option{WithGroups(0)}, []string{"WithGroups"}},
@@ -86,18 +88,20 @@ func TestValidateOptions(t *testing.T) {
 		{"bad strategy", []Option{WithStrategy("sometimes")}, []string{"WithStrategy"}},
 		{"bad scope", []Option{WithScope("process")}, []string{"WithScope"}},
 		{"zero K is the default", []Option{WithK(0)}, nil},
-		{"negative K", []Option{WithK(-1)}, []string{"K"}},
+		{"negative K", []Option{WithK(-1)}, []string{"WithK"}},
 		{"bad mode", []Option{WithMode("fast")}, []string{"WithMode"}},
 		{"mode in capitals", []Option{WithMode("SRE")}, nil},
-		{"bucket over window", []Option{WithSlidingWindow(time.Second, time.Minute)}, []string{"Bucket"}},
+		{"bucket over window", []Option{WithSlidingWindow(time.Second, time.Minute)}, []string{"WithSlidingWindow.bucket"}},
 		{"two windows", []Option{WithResetInterval(time.Minute), WithSlidingWindow(0, 0)}, []string{"WithSlidingWindow"}},
 		{"two windows, other order", []Option{WithSlidingWindow(0, 0), WithResetInterval(time.Minute)}, []string{"WithResetInterval"}},
 		{"one window twice", []Option{WithResetInterval(time.Minute), WithResetInterval(time.Hour)}, nil},
-		{"quota without address", []Option{WithQuota(QuotaConfig{Backend: RedisQuota, Key: "k", Rate: "10/s"})}, []string{"WithQuota.Addr"}},
-		{"quota address not host:port", []Option{WithQuota(QuotaConfig{Backend: EnvoyQuota, Addr: "localhost", Key: "k", Domain: "d"})},
+		{"quota without address", []Option{WithQuota(QuotaConfig{Backend: quotaRedis, Key: "k", Rate: "10/s"})}, []string{"WithQuota.Addr"}},
+		{"quota address not host:port", []Option{WithQuota(QuotaConfig{Backend: quotaEnvoy, Addr: "localhost", Key: "k", Domain: "d"})},
 			[]string{"WithQuota.Addr"}},
 		{"several at once", []Option{WithGroups(0), WithK(-1), WithBatchSize(0), WithQuota(QuotaConfig{Backend: "memcached"})},
-			[]string{"WithGroups", "WithBatchSize", "WithQuota.Backend", "K"}},
+			[]string{"WithGroups", "WithBatchSize", "WithQuota.Backend", "WithK"}},
+		{"negative reset interval", []Option{WithResetInterval(-time.Second)}, []string{"WithResetInterval"}},
+		{"negative window size", []Option{WithSlidingWindow(-time.Second, 0)}, []string{"WithSlidingWindow.size"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -115,7 +119,8 @@ func TestValidateOptions(t *testing.T) {
 	}
 }
 
-// faults names the settings of the typed errors in err.
+// faults names the settings of the *OptionErrors in err, the one error
+// type of the package: no *adaptive.ConfigError may be found in it.
 func faults(t *testing.T, err error) []string {
 	t.Helper()
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
@@ -125,16 +130,47 @@ func faults(t *testing.T, err error) []string {
 		}
 		return out
 	}
+	if ce, ok := errors.AsType[*adaptive.ConfigError](err); ok {
+		t.Errorf("error %v holds an *adaptive.ConfigError (field %s), want only an *OptionError", err, ce.Field)
+	}
 	var oe *OptionError
-	var ce *adaptive.ConfigError
 	switch {
 	case errors.As(err, &oe) && oe.Field != "":
 		return []string{oe.Option + "." + oe.Field}
 	case errors.As(err, &oe):
 		return []string{oe.Option}
-	case errors.As(err, &ce):
-		return []string{ce.Field}
 	}
-	t.Errorf("error %v (%T) is neither an *OptionError nor an *adaptive.ConfigError", err, err)
+	t.Errorf("error %v (%T) is not an *OptionError", err, err)
 	return nil
+}
+
+// TestTryAdaptiveOptionError: a user finds every option at fault with
+// errors.As through TryAdaptive's error, the algorithm's settings' too.
+func TestTryAdaptiveOptionError(t *testing.T) {
+	_, s := beam.NewPipelineWithRoot()
+	_, err := TryAdaptive(s, beam.Create(s, []byte("x")), mixCaller{}, WithBatchSize(0), WithK(-1))
+	var oe *OptionError
+	if !errors.As(err, &oe) {
+		t.Fatalf("got error %v, want an *OptionError within it", err)
+	}
+	var got []string
+	for _, e := range errors.Unwrap(err).(interface{ Unwrap() []error }).Unwrap() {
+		got = append(got, faults(t, e)...)
+	}
+	if diff := cmp.Diff([]string{"WithBatchSize", "WithK"}, got); diff != "" {
+		t.Errorf("faults differ (-want +got):\n%s\nerror: %v", diff, err)
+	}
+}
+
+// TestStrategyNames: WithStrategy takes the original tool's names too.
+func TestStrategyNames(t *testing.T) {
+	for in, want := range map[Strategy]Strategy{
+		"dlq": Route, "DLQ": Route, "DROP": Drop, "RETRY": Retry, "POSTPONE": Postpone,
+		Route: Route, Drop: Drop, Retry: Retry, Postpone: Postpone,
+	} {
+		cfg, err := newConfig([]Option{WithStrategy(in)})
+		if err != nil || cfg.Strategy != want {
+			t.Errorf("WithStrategy(%q): got strategy %q, error %v; want %q", in, cfg.Strategy, err, want)
+		}
+	}
 }

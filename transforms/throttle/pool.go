@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	"github.com/beamthrottle/beamthrottle/internal/defaults"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
 )
 
@@ -327,7 +328,7 @@ func (p *permitPool) timeout() time.Duration {
 	if p.cfg.Timeout > 0 {
 		return p.cfg.Timeout
 	}
-	return DefaultQuotaTimeout
+	return defaults.QuotaTimeout
 }
 
 // workerPools holds the permit pools of the transforms running in this

@@ -12,6 +12,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
+
+	"github.com/beamthrottle/beamthrottle/internal/prismsplit"
 )
 
 func init() {
@@ -48,7 +50,7 @@ func (f *slowCount) ProcessElement(_ context.Context, sp state.Provider, k strin
 	return f.Count.Write(sp, c)
 }
 
-// TestPrismKeyExclusive checks that, with AvoidPrismSplits, a stateful
+// TestPrismKeyExclusive checks that, with prismsplit.Avoid, a stateful
 // step on Prism sees each key in one bundle at a time, so no state update
 // is lost: each key's count reaches its number of elements.
 //
@@ -64,26 +66,12 @@ func TestPrismKeyExclusive(t *testing.T) {
 	}
 	old := *jobopts.Experiments
 	defer func() { *jobopts.Experiments = old }()
-	if !AvoidPrismSplits() {
-		t.Fatal("AvoidPrismSplits: got false on Prism, want true")
+	if !prismsplit.Avoid() {
+		t.Fatal("prismsplit.Avoid: got false on Prism, want true")
 	}
 	p, s := beam.NewPipelineWithRoot()
 	kv := beam.Reshuffle(s, beam.ParDo(s, &threeKeys{N: 1800}, beam.Impulse(s)))
 	counts := beam.ParDo(s, &slowCount{Count: state.MakeValueState[int]("count")}, kv)
 	passert.Equals(s, beam.DropKey(s, stats.MaxPerKey(s, counts)), 600, 600, 600)
 	runPipeline(t, p, false)
-}
-
-func TestWithExperiment(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"", "x"},
-		{"x", "x"},
-		{"a", "a,x"},
-		{"a,x,b", "a,x,b"},
-		{"ax", "ax,x"},
-	} {
-		if got := withExperiment(tc.in, "x"); got != tc.want {
-			t.Errorf("withExperiment(%q, x): got %q, want %q", tc.in, got, tc.want)
-		}
-	}
 }

@@ -13,30 +13,19 @@ import (
 	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota/sharedquota"
 )
 
-// QuotaBackend names the service that keeps a shared quota.
-type QuotaBackend string
-
-// The quota backends.
+// The quota backends: the values of QuotaConfig.Backend.
 const (
-	// NoQuota: no shared quota; the adaptive throttle alone limits calls.
-	NoQuota QuotaBackend = "none"
-	// RedisQuota: a GCRA in Redis (Memorystore included), at
-	// QuotaConfig.Rate.
-	RedisQuota QuotaBackend = "redis"
-	// EnvoyQuota: Envoy's rate-limit service (RLS v3), whose configuration
-	// holds the limit for QuotaConfig.Domain and Descriptors.
-	EnvoyQuota QuotaBackend = "envoy"
-	// LocalQuota: a known rate, QuotaConfig.Rate, kept in the worker's
-	// memory for the groups of the transform on that worker: no service,
-	// nothing shared with other workers or jobs.
-	LocalQuota QuotaBackend = "local"
+	quotaNone  = "none"
+	quotaLocal = "local"
+	quotaRedis = "redis"
+	quotaEnvoy = "envoy"
 )
 
 // QuotaConfig configures a quota shared by every group, worker and job that
 // uses the same service and key (see WithQuota). Its fields are plain values,
 // serialised into the DoFn; each worker connects in Setup.
 //
-// Redis without a Burst above 1, and LocalQuota, hand out time slots:
+// Redis without a Burst above 1, and the local backend, hand out time slots:
 // every call is sent on a slot of its own, the slots of all workers
 // together spaced evenly at Rate, so that a strict limiter (a GCRA with no
 // burst, as API gateways are commonly configured) sees no two calls closer
@@ -44,8 +33,16 @@ const (
 // permits, which each worker spends as its adaptive throttle paces it: for
 // APIs that allow bursts or count in windows.
 type QuotaConfig struct {
-	// Backend is the service; "" means NoQuota.
-	Backend QuotaBackend
+	// Backend is the service:
+	//   - "none" (or ""): no shared quota; the adaptive throttle alone
+	//     limits calls;
+	//   - "local": a known rate, Rate, kept in the worker's memory for the
+	//     groups of the transform on that worker: no service, nothing
+	//     shared with other workers or jobs;
+	//   - "redis": a GCRA in Redis (Memorystore included), at Rate;
+	//   - "envoy": Envoy's rate-limit service (RLS v3), whose
+	//     configuration holds the limit for Domain and Descriptors.
+	Backend string
 	// Addr is the service's host:port (Redis, or the rate-limit service's
 	// gRPC address).
 	Addr string
@@ -53,7 +50,7 @@ type QuotaConfig struct {
 	// Redis it is the key of the GCRA; for Envoy it is the value of the
 	// descriptor's last entry, "key" (see Descriptors). Required.
 	Key string
-	// Rate is the quota of Redis or LocalQuota, in cost units, written
+	// Rate is the quota of the redis or local backend, in cost units, written
 	// N/unit with unit s, m, h or a Go duration: "600/m", "10/s",
 	// "36000/h", "5/2s".
 	Rate string
@@ -73,33 +70,29 @@ type QuotaConfig struct {
 	// again only after a back-off (1 s, doubling to 10 s), one probe at a
 	// time, until it answers.
 	FailOpen bool
-	// Timeout bounds each round trip to the service; 0 means
-	// DefaultQuotaTimeout.
+	// Timeout bounds each round trip to the service; 0 means 1s.
 	Timeout time.Duration
 }
-
-// DefaultQuotaTimeout bounds a round trip to the quota service.
-const DefaultQuotaTimeout = time.Second
 
 // quotaKeyEntry is the name of the Envoy descriptor entry that carries
 // QuotaConfig.Key.
 const quotaKeyEntry = "key"
 
 // enabled reports whether c asks for a shared quota.
-func (c QuotaConfig) enabled() bool { return c.Backend != "" && c.Backend != NoQuota }
+func (c QuotaConfig) enabled() bool { return c.Backend != "" && c.Backend != quotaNone }
 
-// Validate reports whether c is usable: nil, or every fault, each an
+// validate reports whether c is usable: nil, or every fault, each an
 // *OptionError for WithQuota naming the field at fault, joined with
 // errors.Join.
-func (c QuotaConfig) Validate() error {
+func (c QuotaConfig) validate() error {
 	var errs []error
 	bad := func(field string, err error) {
 		errs = append(errs, &OptionError{Option: "WithQuota", Field: field, Err: err})
 	}
 	switch c.Backend {
-	case "", NoQuota:
+	case "", quotaNone:
 		return nil
-	case LocalQuota:
+	case quotaLocal:
 		if _, err := quota.ParseRate(c.Rate); err != nil {
 			bad("Rate", err)
 		}
@@ -107,14 +100,14 @@ func (c QuotaConfig) Validate() error {
 			bad("Addr", errors.New("not used with the local backend"))
 		}
 		return errors.Join(errs...)
-	case RedisQuota:
+	case quotaRedis:
 		if _, err := quota.ParseRate(c.Rate); err != nil {
 			bad("Rate", err)
 		}
 		if c.Burst < 0 {
 			bad("Burst", fmt.Errorf("must be >= 0, got %d", c.Burst))
 		}
-	case EnvoyQuota:
+	case quotaEnvoy:
 		if c.Domain == "" {
 			bad("Domain", errors.New("required with the envoy backend"))
 		}
@@ -143,7 +136,7 @@ func (c QuotaConfig) Validate() error {
 
 // slotted reports whether c's quota hands out time slots (see QuotaConfig).
 func (c QuotaConfig) slotted() bool {
-	return c.Backend == LocalQuota || c.Backend == RedisQuota && c.Burst <= 1
+	return c.Backend == quotaLocal || c.Backend == quotaRedis && c.Burst <= 1
 }
 
 // knownRate returns the rate of a quota that hands out time slots, in cost
@@ -163,7 +156,7 @@ func (c QuotaConfig) knownRate() float64 {
 // slots (slotted) is a quota.Reserver as well.
 func (c QuotaConfig) newQuota() (quota.Quota, error) {
 	switch c.Backend {
-	case LocalQuota:
+	case quotaLocal:
 		r, err := quota.ParseRate(c.Rate)
 		if err != nil {
 			return nil, err
@@ -173,7 +166,7 @@ func (c QuotaConfig) newQuota() (quota.Quota, error) {
 			return nil, err
 		}
 		return localQuota{s}, nil
-	case RedisQuota:
+	case quotaRedis:
 		r, err := quota.ParseRate(c.Rate)
 		if err != nil {
 			return nil, err
@@ -183,7 +176,7 @@ func (c QuotaConfig) newQuota() (quota.Quota, error) {
 			burst = 0 // Take is not used: slots
 		}
 		return sharedquota.NewRedis(sharedquota.RedisConfig{Addr: c.Addr, Rate: r, Burst: burst})
-	case EnvoyQuota:
+	case quotaEnvoy:
 		var es []sharedquota.Entry
 		if c.Descriptors != "" {
 			var err error
@@ -196,7 +189,7 @@ func (c QuotaConfig) newQuota() (quota.Quota, error) {
 	return quota.NoQuota{}, nil
 }
 
-// localQuota is the LocalQuota backend: Slots, and a Take that permit
+// localQuota is the local backend: Slots, and a Take that permit
 // pools never call (they reserve slots).
 type localQuota struct{ *quota.Slots }
 
@@ -215,31 +208,31 @@ func (localQuota) Take(context.Context, string, int, time.Time) (quota.Grant, er
 // failing open or closed.
 func WithQuota(q QuotaConfig) Option { return func(c *config) { c.Quota = q } }
 
-// Metric names of the shared quota's Beam metrics (in Namespace), named as
+// Metric names of the shared quota's Beam metrics (in namespace), named as
 // those of Beam's EnvoyRateLimiter (Java, Python).
 const (
-	MetricQuotaRequests   = "ratelimit-requests-total" // round trips to the quota service begun
-	MetricQuotaAllowed    = "ratelimit-allowed"        // round trips that granted every permit asked
-	MetricQuotaLimited    = "ratelimit-throttled"      // round trips that granted fewer
-	MetricQuotaErrors     = "ratelimit-rpc-errors"     // round trips that failed or timed out
-	MetricQuotaPermits    = "ratelimit-permits"        // permits granted
-	MetricQuotaLapsed     = "ratelimit-permits-lapsed" // permits unspent at the end of their window
-	MetricQuotaDown       = "ratelimit-service-down"   // times the service went down: a round trip failed after an answer, or first
-	MetricQuotaFailedOpen = "ratelimit-failed-open"    // calls sent without permits, the service being down
-	MetricQuotaMissed     = "ratelimit-slots-missed"   // slots a call got to too late to use (see WithQuota)
-	MetricQuotaReleased   = "ratelimit-slots-released" // slots given back to the quota unused
+	metricQuotaRequests   = "ratelimit-requests-total" // round trips to the quota service begun
+	metricQuotaAllowed    = "ratelimit-allowed"        // round trips that granted every permit asked
+	metricQuotaLimited    = "ratelimit-throttled"      // round trips that granted fewer
+	metricQuotaErrors     = "ratelimit-rpc-errors"     // round trips that failed or timed out
+	metricQuotaPermits    = "ratelimit-permits"        // permits granted
+	metricQuotaLapsed     = "ratelimit-permits-lapsed" // permits unspent at the end of their window
+	metricQuotaDown       = "ratelimit-service-down"   // times the service went down: a round trip failed after an answer, or first
+	metricQuotaFailedOpen = "ratelimit-failed-open"    // calls sent without permits, the service being down
+	metricQuotaMissed     = "ratelimit-slots-missed"   // slots a call got to too late to use (see WithQuota)
+	metricQuotaReleased   = "ratelimit-slots-released" // slots given back to the quota unused
 )
 
 // The shared quota's Beam metrics, one for each name above.
 var (
-	quotaRequests   = beam.NewCounter(Namespace, MetricQuotaRequests)
-	quotaAllowed    = beam.NewCounter(Namespace, MetricQuotaAllowed)
-	quotaLimited    = beam.NewCounter(Namespace, MetricQuotaLimited)
-	quotaErrors     = beam.NewCounter(Namespace, MetricQuotaErrors)
-	quotaPermits    = beam.NewCounter(Namespace, MetricQuotaPermits)
-	quotaLapsed     = beam.NewCounter(Namespace, MetricQuotaLapsed)
-	quotaDown       = beam.NewCounter(Namespace, MetricQuotaDown)
-	quotaFailedOpen = beam.NewCounter(Namespace, MetricQuotaFailedOpen)
-	quotaMissed     = beam.NewCounter(Namespace, MetricQuotaMissed)
-	quotaReleased   = beam.NewCounter(Namespace, MetricQuotaReleased)
+	quotaRequests   = beam.NewCounter(namespace, metricQuotaRequests)
+	quotaAllowed    = beam.NewCounter(namespace, metricQuotaAllowed)
+	quotaLimited    = beam.NewCounter(namespace, metricQuotaLimited)
+	quotaErrors     = beam.NewCounter(namespace, metricQuotaErrors)
+	quotaPermits    = beam.NewCounter(namespace, metricQuotaPermits)
+	quotaLapsed     = beam.NewCounter(namespace, metricQuotaLapsed)
+	quotaDown       = beam.NewCounter(namespace, metricQuotaDown)
+	quotaFailedOpen = beam.NewCounter(namespace, metricQuotaFailedOpen)
+	quotaMissed     = beam.NewCounter(namespace, metricQuotaMissed)
+	quotaReleased   = beam.NewCounter(namespace, metricQuotaReleased)
 )

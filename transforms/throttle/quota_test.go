@@ -41,7 +41,7 @@ func quotaRun(t *testing.T, n int, q QuotaConfig) (int64, beam.PipelineResult) {
 	passert.Empty(s, out.Errors)
 	passert.True(s, out.ClientThrottled, maxWaitRecordOK)
 	res := runPipeline(t, p, true)
-	ok, ct := counter(t, res, MetricAccepted), counter(t, res, MetricClientThrottled)
+	ok, ct := counter(t, res, metricAccepted), counter(t, res, metricClientThrottled)
 	if ok+ct != int64(n) {
 		t.Errorf("success %d + client-throttled %d, want %d", ok, ct, n)
 	}
@@ -61,11 +61,11 @@ func TestSharedQuota(t *testing.T) {
 		name string
 		q    QuotaConfig
 	}{
-		{"redis", QuotaConfig{Backend: RedisQuota, Addr: rd.Addr, Rate: fmt.Sprintf("%d/24h", quota), Burst: quota}},
-		{"envoy", QuotaConfig{Backend: EnvoyQuota, Addr: rls.Addr, Domain: "beamthrottle"}},
+		{"redis", QuotaConfig{Backend: quotaRedis, Addr: rd.Addr, Rate: fmt.Sprintf("%d/24h", quota), Burst: quota}},
+		{"envoy", QuotaConfig{Backend: quotaEnvoy, Addr: rls.Addr, Domain: "beamthrottle"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.q.Backend == EnvoyQuota {
+			if tc.q.Backend == quotaEnvoy {
 				// The service's day windows end at midnight UTC: do not straddle one.
 				if left := time.Until(time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)); left < time.Minute {
 					time.Sleep(left + time.Second)
@@ -76,14 +76,14 @@ func TestSharedQuota(t *testing.T) {
 			if ok != quota {
 				t.Errorf("success %d, want the quota's %d", ok, quota)
 			}
-			if got := counter(t, res, MetricQuotaPermits); got != quota {
-				t.Errorf("%s = %d, want %d", MetricQuotaPermits, got, quota)
+			if got := counter(t, res, metricQuotaPermits); got != quota {
+				t.Errorf("%s = %d, want %d", metricQuotaPermits, got, quota)
 			}
-			if got := counter(t, res, MetricQuotaRequests); got < 2 || got > quota+int64(n) {
-				t.Errorf("%s = %d, want a few round trips", MetricQuotaRequests, got)
+			if got := counter(t, res, metricQuotaRequests); got < 2 || got > quota+int64(n) {
+				t.Errorf("%s = %d, want a few round trips", metricQuotaRequests, got)
 			}
-			if got := counter(t, res, MetricQuotaErrors); got != 0 {
-				t.Errorf("%s = %d, want 0", MetricQuotaErrors, got)
+			if got := counter(t, res, metricQuotaErrors); got != 0 {
+				t.Errorf("%s = %d, want 0", metricQuotaErrors, got)
 			}
 		})
 	}
@@ -107,10 +107,10 @@ func TestSharedQuotaUnreachable(t *testing.T) {
 		name string
 		q    QuotaConfig
 	}{
-		{"redis killed", QuotaConfig{Backend: RedisQuota, Addr: rd.Addr, Rate: "10/s"}},
-		{"envoy killed", QuotaConfig{Backend: EnvoyQuota, Addr: rls.Addr, Domain: "beamthrottle"}},
-		{"redis hung", QuotaConfig{Backend: RedisQuota, Addr: silent.Addr, Rate: "10/s"}},
-		{"envoy hung", QuotaConfig{Backend: EnvoyQuota, Addr: silent.Addr, Domain: "beamthrottle"}},
+		{"redis killed", QuotaConfig{Backend: quotaRedis, Addr: rd.Addr, Rate: "10/s"}},
+		{"envoy killed", QuotaConfig{Backend: quotaEnvoy, Addr: rls.Addr, Domain: "beamthrottle"}},
+		{"redis hung", QuotaConfig{Backend: quotaRedis, Addr: silent.Addr, Rate: "10/s"}},
+		{"envoy hung", QuotaConfig{Backend: quotaEnvoy, Addr: silent.Addr, Domain: "beamthrottle"}},
 	} {
 		for _, tc := range []struct {
 			open   bool
@@ -126,22 +126,22 @@ func TestSharedQuotaUnreachable(t *testing.T) {
 				if ok != tc.wantOK {
 					t.Errorf("success %d, want %d", ok, tc.wantOK)
 				}
-				errs, reqs := counter(t, res, MetricQuotaErrors), counter(t, res, MetricQuotaRequests)
+				errs, reqs := counter(t, res, metricQuotaErrors), counter(t, res, metricQuotaRequests)
 				if errs == 0 {
-					t.Errorf("%s = 0, want the failed round trips", MetricQuotaErrors)
+					t.Errorf("%s = 0, want the failed round trips", metricQuotaErrors)
 				}
 				// Once, then once per back-off (1, 2, 4, 8, 10 s...) of the
 				// wall clock: 20 round trips would take the run 2 minutes.
 				if reqs > n/2 || errs > reqs {
-					t.Errorf("%s = %d with %d errors, want a few (at most %d), one per back-off", MetricQuotaRequests, reqs, errs, n/2)
+					t.Errorf("%s = %d with %d errors, want a few (at most %d), one per back-off", metricQuotaRequests, reqs, errs, n/2)
 				}
-				if down := counter(t, res, MetricQuotaDown); down < 1 || down > reqs {
-					t.Errorf("%s = %d, want at least 1 and at most the %d round trips", MetricQuotaDown, down, reqs)
+				if down := counter(t, res, metricQuotaDown); down < 1 || down > reqs {
+					t.Errorf("%s = %d, want at least 1 and at most the %d round trips", metricQuotaDown, down, reqs)
 				}
-				calls := counter(t, res, MetricCalls)
-				t.Logf("success %d, calls %d, round trips %d, errors %d, failed open %d", ok, calls, reqs, errs, counter(t, res, MetricQuotaFailedOpen))
-				if got := counter(t, res, MetricQuotaFailedOpen); got != calls {
-					t.Errorf("%s = %d, want every call (%d)", MetricQuotaFailedOpen, got, calls)
+				calls := counter(t, res, metricCalls)
+				t.Logf("success %d, calls %d, round trips %d, errors %d, failed open %d", ok, calls, reqs, errs, counter(t, res, metricQuotaFailedOpen))
+				if got := counter(t, res, metricQuotaFailedOpen); got != calls {
+					t.Errorf("%s = %d, want every call (%d)", metricQuotaFailedOpen, got, calls)
 				}
 			})
 		}
@@ -154,7 +154,7 @@ func TestSharedQuotaUnreachable(t *testing.T) {
 func TestPermitsLapse(t *testing.T) {
 	rd := services.StartRedis(t)
 	rls := services.StartRateLimit(t, rd.Addr, services.RateLimitConfig(t))
-	cfg := QuotaConfig{Backend: EnvoyQuota, Addr: rls.Addr, Key: "lapse-" + uuid.NewString(), Domain: "beamthrottle", Descriptors: "bench=shared"}
+	cfg := QuotaConfig{Backend: quotaEnvoy, Addr: rls.Addr, Key: "lapse-" + uuid.NewString(), Domain: "beamthrottle", Descriptors: "bench=shared"}
 	q, err := cfg.newQuota()
 	if err != nil {
 		t.Fatal(err)
@@ -197,24 +197,24 @@ func TestQuotaConfigValidate(t *testing.T) {
 		want string // in the error; "" for none
 	}{
 		{QuotaConfig{}, ""},
-		{QuotaConfig{Backend: NoQuota}, ""},
-		{QuotaConfig{Backend: RedisQuota, Addr: "h:1", Key: "k", Rate: "600/m"}, ""},
-		{QuotaConfig{Backend: EnvoyQuota, Addr: "h:1", Key: "k", Domain: "d", Descriptors: "a=b,c=d"}, ""},
+		{QuotaConfig{Backend: quotaNone}, ""},
+		{QuotaConfig{Backend: quotaRedis, Addr: "h:1", Key: "k", Rate: "600/m"}, ""},
+		{QuotaConfig{Backend: quotaEnvoy, Addr: "h:1", Key: "k", Domain: "d", Descriptors: "a=b,c=d"}, ""},
 		{QuotaConfig{Backend: "memcached"}, "WithQuota: Backend: unknown quota backend"},
-		{QuotaConfig{Backend: RedisQuota, Addr: "h:1", Key: "k", Rate: "600 per minute"}, "WithQuota: Rate:"},
-		{QuotaConfig{Backend: RedisQuota, Addr: "h:1", Key: "k", Rate: "600/m", Burst: -1}, "WithQuota: Burst:"},
-		{QuotaConfig{Backend: RedisQuota, Key: "k", Rate: "600/m"}, "WithQuota: Addr: required"},
-		{QuotaConfig{Backend: RedisQuota, Addr: "h:1", Rate: "600/m"}, "WithQuota: Key:"},
-		{QuotaConfig{Backend: EnvoyQuota, Addr: "h:1", Key: "k"}, "WithQuota: Domain:"},
-		{QuotaConfig{Backend: EnvoyQuota, Addr: "h:1", Key: "k", Domain: "d", Descriptors: "a"}, "WithQuota: Descriptors:"},
-		{QuotaConfig{Backend: RedisQuota, Addr: "h:1", Key: "k", Rate: "1/s", Timeout: -time.Second}, "WithQuota: Timeout:"},
-		{QuotaConfig{Backend: RedisQuota, Addr: "localhost", Key: "k", Rate: "1/s"}, `WithQuota: Addr: want host:port, got "localhost"`},
-		{QuotaConfig{Backend: LocalQuota, Rate: "600/m"}, ""},
-		{QuotaConfig{Backend: LocalQuota}, "WithQuota: Rate:"},
-		{QuotaConfig{Backend: LocalQuota, Rate: "600/m", Addr: "h:1"}, "WithQuota: Addr: not used"},
+		{QuotaConfig{Backend: quotaRedis, Addr: "h:1", Key: "k", Rate: "600 per minute"}, "WithQuota: Rate:"},
+		{QuotaConfig{Backend: quotaRedis, Addr: "h:1", Key: "k", Rate: "600/m", Burst: -1}, "WithQuota: Burst:"},
+		{QuotaConfig{Backend: quotaRedis, Key: "k", Rate: "600/m"}, "WithQuota: Addr: required"},
+		{QuotaConfig{Backend: quotaRedis, Addr: "h:1", Rate: "600/m"}, "WithQuota: Key:"},
+		{QuotaConfig{Backend: quotaEnvoy, Addr: "h:1", Key: "k"}, "WithQuota: Domain:"},
+		{QuotaConfig{Backend: quotaEnvoy, Addr: "h:1", Key: "k", Domain: "d", Descriptors: "a"}, "WithQuota: Descriptors:"},
+		{QuotaConfig{Backend: quotaRedis, Addr: "h:1", Key: "k", Rate: "1/s", Timeout: -time.Second}, "WithQuota: Timeout:"},
+		{QuotaConfig{Backend: quotaRedis, Addr: "localhost", Key: "k", Rate: "1/s"}, `WithQuota: Addr: want host:port, got "localhost"`},
+		{QuotaConfig{Backend: quotaLocal, Rate: "600/m"}, ""},
+		{QuotaConfig{Backend: quotaLocal}, "WithQuota: Rate:"},
+		{QuotaConfig{Backend: quotaLocal, Rate: "600/m", Addr: "h:1"}, "WithQuota: Addr: not used"},
 	}
 	for _, tc := range tests {
-		err := tc.q.Validate()
+		err := tc.q.validate()
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%+v: %v, want nil", tc.q, err)
@@ -230,7 +230,7 @@ func TestQuotaConfigValidate(t *testing.T) {
 // permits it did not spend go back with unspend.
 func TestPermitCosts(t *testing.T) {
 	rd := services.StartRedis(t)
-	cfg := QuotaConfig{Backend: RedisQuota, Addr: rd.Addr, Key: "cost-" + uuid.NewString(), Rate: "200/s", Burst: 10}
+	cfg := QuotaConfig{Backend: quotaRedis, Addr: rd.Addr, Key: "cost-" + uuid.NewString(), Rate: "200/s", Burst: 10}
 	q, err := cfg.newQuota()
 	if err != nil {
 		t.Fatal(err)
@@ -311,9 +311,9 @@ func TestPermitPoolServiceHangs(t *testing.T) {
 		q     QuotaConfig
 		pause bool // rd: pause it, and unpause it to check the pool finds it back
 	}{
-		{"silent redis", QuotaConfig{Backend: RedisQuota, Addr: silent.Addr, Rate: "100/s"}, false},
-		{"silent envoy", QuotaConfig{Backend: EnvoyQuota, Addr: silent.Addr, Domain: "beamthrottle"}, false},
-		{"paused redis", QuotaConfig{Backend: RedisQuota, Addr: rd.Addr, Rate: "100/s"}, true},
+		{"silent redis", QuotaConfig{Backend: quotaRedis, Addr: silent.Addr, Rate: "100/s"}, false},
+		{"silent envoy", QuotaConfig{Backend: quotaEnvoy, Addr: silent.Addr, Domain: "beamthrottle"}, false},
+		{"paused redis", QuotaConfig{Backend: quotaRedis, Addr: rd.Addr, Rate: "100/s"}, true},
 	} {
 		for _, open := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s fail open %v", svc.name, open), func(t *testing.T) {
@@ -410,7 +410,7 @@ func TestPermitPoolServiceHangs(t *testing.T) {
 func TestPermitPoolHangConcurrent(t *testing.T) {
 	const groups, asks = 8, 25
 	silent := services.StartSilent(t)
-	cfg := QuotaConfig{Backend: RedisQuota, Addr: silent.Addr, Key: "hang", Rate: "100/s", FailOpen: true, Timeout: 100 * time.Millisecond}
+	cfg := QuotaConfig{Backend: quotaRedis, Addr: silent.Addr, Key: "hang", Rate: "100/s", FailOpen: true, Timeout: 100 * time.Millisecond}
 	q, err := cfg.newQuota()
 	if err != nil {
 		t.Fatal(err)

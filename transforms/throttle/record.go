@@ -94,12 +94,7 @@ func (fl failure) record(it item, group string, now time.Time) Record {
 	}
 }
 
-// FirstAttemptTime returns FirstAttempt as a time.Time (zero if unset).
-func (r Record) FirstAttemptTime() time.Time { return microsToTime(r.FirstAttempt) }
-
-// LastAttemptTime returns LastAttempt as a time.Time (zero if unset).
-func (r Record) LastAttemptTime() time.Time { return microsToTime(r.LastAttempt) }
-
+// microsToTime returns unix microseconds as a UTC time.Time (zero for 0).
 func microsToTime(us int64) time.Time {
 	if us == 0 {
 		return time.Time{}
@@ -171,10 +166,10 @@ func (r Record) MarshalJSON() ([]byte, error) {
 		j.InputEncoding = "base64"
 	}
 	if r.FirstAttempt != 0 {
-		j.FirstAttempt = r.FirstAttemptTime().Format(time.RFC3339Nano)
+		j.FirstAttempt = microsToTime(r.FirstAttempt).Format(time.RFC3339Nano)
 	}
 	if r.LastAttempt != 0 {
-		j.LastAttempt = r.LastAttemptTime().Format(time.RFC3339Nano)
+		j.LastAttempt = microsToTime(r.LastAttempt).Format(time.RFC3339Nano)
 	}
 	return json.Marshal(j)
 }

@@ -140,7 +140,7 @@ func TestSlotLedgerTail(t *testing.T) {
 // localPool returns a permit pool over the local known rate.
 func localPool(t *testing.T, rate string) *permitPool {
 	t.Helper()
-	cfg := QuotaConfig{Backend: LocalQuota, Rate: rate, Key: "k"}
+	cfg := QuotaConfig{Backend: quotaLocal, Rate: rate, Key: "k"}
 	q, err := cfg.newQuota()
 	if err != nil {
 		t.Fatal(err)

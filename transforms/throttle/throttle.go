@@ -24,6 +24,46 @@
 // compute the rate per window and overshoot the quota. The outputs are in
 // the global window, timestamped with the processing time of the batch that
 // handled them; re-window them downstream if needed.
+//
+// # Metrics
+//
+// The transform counts what it does in Beam counters of the namespace
+// "beamthrottle", which the pipeline result and the runner's UI show by
+// name. Every input element ends in exactly one of accepted,
+// client_throttled, server_throttled, errors or dropped:
+//
+//	requests          decisions made, retries included
+//	accepted          calls the backend accepted (= Success elements)
+//	client_throttled  ClientThrottled elements
+//	server_throttled  ServerThrottled elements
+//	errors            Errors elements
+//	dropped           throttled elements discarded by the Drop strategy
+//	retries           throttled elements kept for another attempt
+//	buffered          elements that reached a group's buffer
+//	postponed         elements a firing left in the queue for a later one
+//	interrupted       elements routed without a call because the pipeline was
+//	                  interrupted (counted in a throttled output or dropped too)
+//	calls             calls made (Call, or CallBatch for several elements)
+//	cost              cost units of the calls made (WithCost; 1 per element by default)
+//	call_latency_ms   a distribution: the caller's latency per call
+//
+// With a shared quota (WithQuota), named as those of Beam's
+// EnvoyRateLimiter:
+//
+//	ratelimit-requests-total  round trips to the quota service begun
+//	ratelimit-allowed         round trips that granted every permit asked
+//	ratelimit-throttled       round trips that granted fewer
+//	ratelimit-rpc-errors      round trips that failed or timed out
+//	ratelimit-permits         permits granted
+//	ratelimit-permits-lapsed  permits unspent at the end of their window
+//	ratelimit-service-down    times the service went down
+//	ratelimit-failed-open     calls sent without permits, the service being down
+//	ratelimit-slots-missed    slots a call got to too late to use
+//	ratelimit-slots-released  slots given back to the quota unused
+//
+// It also adds to "throttling-msecs" in the namespace
+// "beam-throttling-metrics", the counter through which Beam's Java and
+// Python IOs tell Dataflow's autoscaler that time was spent throttled.
 package throttle
 
 import (
@@ -108,9 +148,10 @@ type Outputs struct {
 //		throttle.WithGroups(8), throttle.WithBatchSize(100))
 //	textio.Write(s, "gs://bucket/ok.txt", out.Success)
 //
-// On Prism, call AvoidPrismSplits before running the pipeline: without it
-// Prism may run one group in two bundles at once and lose buffered
-// elements.
+// On Prism, run the pipeline with Beam's flag
+// --experiments=prism_disable_sdf_split (pipeline.Run adds it): without it
+// Prism may split a bundle, run one group in two bundles at once and lose
+// buffered elements. Dataflow, Flink and Spark need nothing.
 //
 // Adaptive panics if the configuration is invalid; TryAdaptive returns the
 // error instead.

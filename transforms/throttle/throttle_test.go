@@ -19,6 +19,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
+	"github.com/beamthrottle/beamthrottle/internal/prismsplit"
 )
 
 func TestMain(m *testing.M) {
@@ -42,16 +43,16 @@ func init() {
 	register.Function1x1[Record, bool](orderErrorOK)
 }
 
-// runPipeline runs p on Prism, without dynamic splits (AvoidPrismSplits).
+// runPipeline runs p on Prism, without dynamic splits (prismsplit.Avoid).
 // With synthetic set, Prism's processing-time clock jumps to the next timer
 // (experiment prism_disable_rtc), so batch intervals cost no wall time.
 func runPipeline(t *testing.T, p *beam.Pipeline, synthetic bool) beam.PipelineResult {
 	t.Helper()
 	old := *jobopts.Experiments
 	defer func() { *jobopts.Experiments = old }()
-	AvoidPrismSplits()
+	prismsplit.Avoid()
 	if synthetic {
-		*jobopts.Experiments = withExperiment(*jobopts.Experiments, "prism_disable_rtc")
+		*jobopts.Experiments = prismsplit.WithExperiment(*jobopts.Experiments, "prism_disable_rtc")
 	}
 	res, err := ptest.RunWithMetrics(p)
 	if err != nil {
@@ -124,7 +125,7 @@ func counter(t *testing.T, res beam.PipelineResult, name string) int64 {
 	t.Helper()
 	var total int64
 	for _, c := range res.Metrics().AllMetrics().Counters() {
-		if c.Key.Namespace == Namespace && c.Key.Name == name {
+		if c.Key.Namespace == namespace && c.Key.Name == name {
 			total += c.Result()
 		}
 	}
@@ -159,13 +160,13 @@ func TestConservation(t *testing.T) {
 
 	res := runPipeline(t, p, true)
 	got := map[string]int64{}
-	for _, m := range []string{MetricAccepted, MetricClientThrottled, MetricServerThrottled, MetricErrors, MetricDropped} {
+	for _, m := range []string{metricAccepted, metricClientThrottled, metricServerThrottled, metricErrors, metricDropped} {
 		got[m] = counter(t, res, m)
 	}
-	if sum := got[MetricAccepted] + got[MetricClientThrottled] + got[MetricServerThrottled] + got[MetricErrors] + got[MetricDropped]; sum != n {
+	if sum := got[metricAccepted] + got[metricClientThrottled] + got[metricServerThrottled] + got[metricErrors] + got[metricDropped]; sum != n {
 		t.Errorf("metrics add up to %d, want %d (%v)", sum, n, got)
 	}
-	for m, want := range map[string]int{MetricAccepted: len(wantOK), MetricServerThrottled: len(wantST), MetricErrors: len(wantErr), MetricClientThrottled: 0} {
+	for m, want := range map[string]int{metricAccepted: len(wantOK), metricServerThrottled: len(wantST), metricErrors: len(wantErr), metricClientThrottled: 0} {
 		if got[m] != int64(want) {
 			t.Errorf("metric %s = %d, want %d", m, got[m], want)
 		}

@@ -1,0 +1,23 @@
+// Package defaults holds the defaults of transforms/throttle's options:
+// the transform starts from them, and the pipeline's flags take them as
+// their default values, so that -help shows them. They are written here
+// only, and documented to users on the options themselves.
+package defaults
+
+import "time"
+
+// The defaults of the options of throttle.Adaptive. The throughput ceiling
+// of one group is BatchSize / BatchInterval calls per second (with
+// CallsInFlight 1 and a fast backend), so the ceiling of the transform is
+// Groups × that.
+const (
+	Groups        = 1                // WithGroups
+	BatchSize     = 100              // WithBatchSize
+	BatchInterval = time.Second      // WithBatchInterval
+	MaxAttempts   = 3                // WithMaxAttempts
+	MaxAge        = 10 * time.Minute // WithMaxAge
+	CallTimeout   = 30 * time.Second // WithCallTimeout
+	CallsInFlight = 1                // WithCallsInFlight
+	ItemsPerCall  = 1                // WithItemsPerCall: one element per call, the caller's Call
+	QuotaTimeout  = time.Second      // QuotaConfig.Timeout: a round trip to the quota service
+)
