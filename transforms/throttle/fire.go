@@ -2,6 +2,7 @@ package throttle
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
@@ -159,13 +160,19 @@ func callItems(items []item, elems []int) []item {
 }
 
 // invoke makes call n of items within the call timeout and sends its
-// answer, unless the firing is over.
+// answer, unless the firing is over. A call that fails once the timeout ran
+// out ends with a timeoutError.
 func (fr *driver) invoke(n int, items []item, answers chan<- answer, over <-chan struct{}) {
 	ctx, cancel := context.WithTimeout(fr.ctx, fr.fn.CallTimeout)
 	defer cancel()
 	start := time.Now()
 	res := fr.fn.invoker.invoke(ctx, items)
 	res.latency = time.Since(start)
+	if res.failed() && errors.Is(ctx.Err(), context.DeadlineExceeded) && fr.ctx.Err() == nil {
+		// It failed because its time ran out (a caller that honours its
+		// context returns as the driver gives up on it): a timeout.
+		res = callResult{err: &timeoutError{Timeout: fr.fn.CallTimeout}, latency: res.latency}
+	}
 	select {
 	case answers <- answer{n: n, res: res}:
 	case <-over:

@@ -256,29 +256,23 @@ type callResult struct {
 	latency time.Duration
 }
 
+// failed reports whether an element of the call failed.
+func (r *callResult) failed() bool {
+	if r.err != nil {
+		return true
+	}
+	for _, err := range r.errs {
+		if err != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // of returns the response and error of the k-th element of the call.
 func (r *callResult) of(k int) ([]byte, error) {
 	if r.errs == nil {
 		return r.resp, r.err
 	}
 	return r.resps[k], r.errs[k]
-}
-
-// safeCall runs one call with a timeout, turning a panic into a panicError
-// and a call that outlives its timeout into a timeoutError. A timed-out
-// call's goroutine is abandoned, not killed: Go cannot stop it.
-func (iv *invoker) safeCall(ctx context.Context, timeout time.Duration, items []item) callResult {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	start := time.Now()
-	ch := make(chan callResult, 1)
-	go func() { ch <- iv.invoke(ctx, items) }()
-	var r callResult
-	select {
-	case r = <-ch:
-	case <-ctx.Done():
-		r = callResult{err: &timeoutError{Timeout: timeout}}
-	}
-	r.latency = time.Since(start)
-	return r
 }
