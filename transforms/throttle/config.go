@@ -1,0 +1,174 @@
+package throttle
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/beamthrottle/beamthrottle/internal/defaults"
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
+)
+
+// bufferBatch is how many elements the keying step packs into one write to
+// a group's buffer.
+const bufferBatch = 500
+
+// config is filled by Options. Its exported fields are serialised into the
+// DoFns.
+type config struct {
+	Groups        int
+	BatchSize     int
+	BatchInterval time.Duration
+	Mode          Mode
+	Adaptive      adaptive.SREConfig
+	KeyFunc       any
+	Strategy      Strategy
+	MaxAttempts   int
+	MaxAge        time.Duration
+	CallTimeout   time.Duration
+	CallsInFlight int
+	Classifier    any
+	Seed          uint64
+	HasSeed       bool
+	BufferBatch   int
+	MaxPayload    int
+	MaxBuffered   int
+	MaxWait       time.Duration
+	MaxStall      time.Duration
+	Scope         Scope
+	Quota         QuotaConfig
+	ItemsPerCall  int
+	BytesPerCall  int
+	Cost          any
+
+	// windowOptions names the options that chose the window
+	// (WithResetInterval, WithSlidingWindow), for validate.
+	windowOptions []string
+}
+
+func defaultConfig() config {
+	// MaxWait, MaxStall, MaxBuffered, MaxPayload and BytesPerCall are 0: no
+	// bound.
+	return config{
+		Groups:        defaults.Groups,
+		BatchSize:     defaults.BatchSize,
+		BatchInterval: defaults.BatchInterval,
+		// Mode "" is ModePaced (resolved); Adaptive's zero fields are
+		// adaptive's defaults.
+		MaxAttempts:   defaults.MaxAttempts,
+		MaxAge:        defaults.MaxAge,
+		CallTimeout:   defaults.CallTimeout,
+		CallsInFlight: defaults.CallsInFlight,
+		BufferBatch:   bufferBatch,
+		ItemsPerCall:  defaults.ItemsPerCall,
+	}
+}
+
+// newConfig applies opts to the defaults, resolves the defaults that depend
+// on other options, and validates the result.
+func newConfig(opts []Option) (config, error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	cfg = cfg.resolved()
+	return cfg, cfg.validate()
+}
+
+// ValidateOptions reports whether opts configure Adaptive validly, as
+// TryAdaptive would find before building anything: nil, or every fault,
+// each an *OptionError, joined with errors.Join. Options are applied in
+// order, but no option undoes another: each sets its own settings, and
+// options that contradict each other are a fault whatever their order.
+func ValidateOptions(opts ...Option) error {
+	_, err := newConfig(opts)
+	return err
+}
+
+// resolved fills defaults that depend on other options, and spells the
+// strategy as its constant (an unknown one is left for validate).
+func (c config) resolved() config {
+	if s, err := parseStrategy(c.Strategy); err == nil {
+		c.Strategy = s
+	}
+	if c.Strategy == "" {
+		c.Strategy = Route
+		if c.Mode == ModePaced {
+			c.Strategy = Postpone
+		}
+	}
+	if c.Scope == "" {
+		c.Scope = ScopeGroup
+		if c.Mode == ModePaced {
+			c.Scope = ScopeWorker
+		}
+	}
+	return c
+}
+
+// validate checks the transform's own settings here, the algorithm's in
+// adaptive.SREConfig.Validate and the shared quota's in QuotaConfig.Validate:
+// each rule in one place.
+func (c config) validate() error {
+	var errs []error
+	bad := func(option, format string, args ...any) {
+		errs = append(errs, &OptionError{Option: option, Err: fmt.Errorf(format, args...)})
+	}
+	if c.Groups < 1 {
+		bad("WithGroups", "must be >= 1, got %d", c.Groups)
+	}
+	if err := checkScope(c.Scope); err != nil {
+		errs = append(errs, err)
+	}
+	if c.BatchSize < 1 {
+		bad("WithBatchSize", "must be >= 1, got %d", c.BatchSize)
+	}
+	if c.BatchInterval <= 0 {
+		bad("WithBatchInterval", "must be > 0, got %v", c.BatchInterval)
+	}
+	if len(c.windowOptions) > 1 {
+		bad(c.windowOptions[1], "cannot be combined with %s: choose one window", c.windowOptions[0])
+	}
+	if c.MaxAttempts < 1 {
+		bad("WithMaxAttempts", "must be >= 1, got %d", c.MaxAttempts)
+	}
+	if c.MaxAge <= 0 {
+		bad("WithMaxAge", "must be > 0, got %v", c.MaxAge)
+	}
+	if c.CallTimeout <= 0 {
+		bad("WithCallTimeout", "must be > 0, got %v", c.CallTimeout)
+	}
+	if c.CallsInFlight < 1 {
+		bad("WithCallsInFlight", "must be >= 1, got %d", c.CallsInFlight)
+	}
+	if c.MaxBuffered < 0 {
+		bad("WithMaxBuffered", "must be >= 0, got %d", c.MaxBuffered)
+	}
+	if c.MaxWait < 0 {
+		bad("WithMaxWait", "must be >= 0, got %v", c.MaxWait)
+	}
+	if c.MaxStall < 0 {
+		bad("WithMaxStall", "must be >= 0, got %v", c.MaxStall)
+	}
+	if c.MaxPayload < 0 {
+		bad("WithMaxPayloadBytes", "must be >= 0, got %d", c.MaxPayload)
+	}
+	if c.ItemsPerCall < 1 || c.ItemsPerCall > maxItemsPerCall {
+		bad("WithItemsPerCall", "must be in [1, %d], got %d", maxItemsPerCall, c.ItemsPerCall)
+	}
+	if c.BytesPerCall < 0 {
+		bad("WithBytesPerCall", "must be >= 0, got %d", c.BytesPerCall)
+	}
+	if _, err := parseStrategy(c.Strategy); err != nil {
+		errs = append(errs, err)
+	}
+	// One flat list: the quota's and the algorithm's faults beside these.
+	for _, err := range []error{c.Quota.validate(), optionErrors(c.Adaptive.Validate())} {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			errs = append(errs, j.Unwrap()...)
+		} else {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
