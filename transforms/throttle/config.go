@@ -3,6 +3,7 @@ package throttle
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/beamthrottle/beamthrottle/internal/defaults"
@@ -88,6 +89,10 @@ func ValidateOptions(opts ...Option) error {
 // resolved fills defaults that depend on other options, and spells the
 // strategy as its constant (an unknown one is left for validate).
 func (c config) resolved() config {
+	c.Mode = Mode(strings.ToLower(string(c.Mode)))
+	if c.Mode == "" {
+		c.Mode = ModePaced
+	}
 	if s, err := parseStrategy(c.Strategy); err == nil {
 		c.Strategy = s
 	}
@@ -116,6 +121,9 @@ func (c config) validate() error {
 	}
 	if c.Groups < 1 {
 		bad("WithGroups", "must be >= 1, got %d", c.Groups)
+	}
+	if c.Mode != ModePaced && c.Mode != ModeSRE {
+		bad("WithMode", "must be %s or %s, got %q", ModeSRE, ModePaced, c.Mode)
 	}
 	if err := checkScope(c.Scope); err != nil {
 		errs = append(errs, err)

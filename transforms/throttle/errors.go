@@ -36,14 +36,14 @@ func (e *OptionError) Error() string {
 func (e *OptionError) Unwrap() error { return e.Err }
 
 // algorithmOptions names the option (and its parameter, for one taking
-// several) that sets each field of adaptive.Config. Window is set only by
-// WithResetInterval and WithSlidingWindow, to valid values.
+// several) that sets each field of adaptive.SREConfig. Sliding is set only
+// by WithResetInterval and WithSlidingWindow, to valid values.
 var algorithmOptions = map[string][2]string{
-	"K": {"WithK"}, "Mode": {"WithMode"}, "ResetInterval": {"WithResetInterval"},
+	"K": {"WithK"}, "ResetInterval": {"WithResetInterval"},
 	"WindowSize": {"WithSlidingWindow", "size"}, "Bucket": {"WithSlidingWindow", "bucket"},
 }
 
-// optionErrors turns the faults of adaptive.Config.Validate in err (joined
+// optionErrors turns the faults of adaptive.SREConfig.Validate in err (joined
 // with errors.Join or not) into OptionErrors naming the option that set
 // the field at fault, so that one error type leaves the package.
 func optionErrors(err error) error {
