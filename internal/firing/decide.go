@@ -41,10 +41,17 @@ type Permit struct {
 
 // Slot timing with a quota of time slots.
 const (
-	// SlotAhead is how far ahead a firing reserves slots at once.
-	SlotAhead = 50 * time.Millisecond
-	// slotEarly is how early a call may go on its slot: timers wake a
-	// little early at times.
+	// slotAhead is how far ahead a firing reserves at once: the slots its
+	// policy would use in that time, at least one call's. Short, so that
+	// the workers sharing a quota take turns in small steps and a worker
+	// whose firing ends (runners fire timers late, often one key at a
+	// time) holds few slots it cannot use, which lapse unless nobody
+	// reserved after them; long enough that one round trip to the quota's
+	// service carries several slots at high rates. At 10 a second, it is
+	// one call's slot per round trip.
+	slotAhead = 50 * time.Millisecond
+	// slotEarly is how early a call may go on its slot: a timer that
+	// wakes a hair early sends rather than waiting again.
 	slotEarly = 500 * time.Microsecond
 )
 
@@ -84,7 +91,7 @@ func (f *Firing) decide(now time.Time, cost int) adaptive.Decision {
 // claim kept meanwhile). At the slot the policy decides; a slot the policy
 // does not use goes back to the quota. A slot the firing gets to later
 // than the tolerance is dropped, and the call claims the next. The slots
-// asked for at once are those of the next SlotAhead (one call's when the
+// asked for at once are those of the next slotAhead (one call's when the
 // firing ends sooner), no more than the policy would send then, at most
 // left and at least the call's cost. Past the firing's deadline no slot is
 // claimed (the firing would not wait for it): the firing ends, and its
@@ -96,12 +103,12 @@ func (f *Firing) decideOnSlot(now time.Time, cost int) adaptive.Decision {
 			if !now.Before(f.deadline) {
 				return adaptive.Decision{Verdict: adaptive.Postpone, RetryAt: now}
 			}
-			n, _, _ := q.Slots(SlotAhead)
+			n, _, _ := q.Slots(slotAhead)
 			want := min(f.remaining(), n)
-			if !now.Add(SlotAhead).Before(f.deadline) {
+			if !now.Add(slotAhead).Before(f.deadline) {
 				want = cost // slots beyond the firing would lapse
 			}
-			if b := pol.Budget(now, now.Add(SlotAhead)); b >= 0 {
+			if b := pol.Budget(now, now.Add(slotAhead)); b >= 0 {
 				want = min(want, b)
 			}
 			perm := q.Permit(now, cost, max(want, cost))

@@ -8,24 +8,14 @@ import (
 )
 
 // Sending on the shared quota's time slots (a quota that is a
-// quota.Reserver: Redis without a burst, or the local known rate).
+// quota.Reserver: Redis without a burst, or the local known rate). How far
+// ahead a firing reserves, and how early it may send, are the firing
+// core's (internal/firing).
 const (
 	// minTolerance and maxTolerance bound how late a call may still be
 	// sent on its slot (see tolerance).
 	minTolerance = 5 * time.Millisecond
 	maxTolerance = 20 * time.Millisecond
-	// slotEarly is how early a call may be sent before its slot: a timer
-	// that wakes a hair early sends rather than waiting again.
-	slotEarly = 500 * time.Microsecond
-	// slotAhead is how far ahead a firing reserves at once: the slots its
-	// policy would use in that time, at least one call's. Short, so that
-	// the workers sharing a quota take turns in small steps and a worker
-	// whose firing ends (runners fire timers late, often one key at a
-	// time) holds few slots it cannot use, which lapse unless nobody
-	// reserved after them; long enough that one round trip to the quota's
-	// service carries several slots at high rates. At 10 a second, it is
-	// one call's slot per round trip.
-	slotAhead = 50 * time.Millisecond
 )
 
 // tolerance returns how late a call may still be sent on a slot of the
