@@ -1,7 +1,11 @@
 package apisize
 
 import (
+	"bytes"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -22,5 +26,27 @@ func TestBudgets(t *testing.T) {
 		if len(names) == 0 || len(names) > c.budget {
 			t.Errorf("%s exports %d names, want 1 to %d: %v", c.dir, len(names), c.budget, names)
 		}
+	}
+}
+
+// TestFileLengths: no non-test Go file under transforms/ is over 400
+// lines, so that each can be read in one sitting.
+func TestFileLengths(t *testing.T) {
+	root := filepath.Join("..", "..", "transforms")
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if n := bytes.Count(b, []byte("\n")); n > 400 {
+			t.Errorf("%s has %d lines, want at most 400", path, n)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
