@@ -16,20 +16,21 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*JSONCost)(nil)).Elem())
 }
 
-// ParseCost parses the --cost flag: "" or "1" (every element costs 1: nil,
-// the transform's default), "bytes" (throttle.ByteCost), "call"
-// (throttle.CallCost) or "json:FIELD" (JSONCost). Its error names the flag.
-func ParseCost(s string) (any, error) {
+// ParseCost parses the --cost flag into the transform's option: "" or "1"
+// (every element costs 1: nil, the transform's default), "bytes"
+// (throttle.WithByteCost), "call" (throttle.WithCallCost) or "json:FIELD"
+// (throttle.WithCost with a JSONCost). Its error names the flag.
+func ParseCost(s string) (throttle.Option, error) {
 	switch s {
 	case "", "1":
 		return nil, nil
 	case "bytes":
-		return throttle.ByteCost{}, nil
+		return throttle.WithByteCost(), nil
 	case "call":
-		return throttle.CallCost{}, nil
+		return throttle.WithCallCost(), nil
 	}
 	if field, ok := strings.CutPrefix(s, "json:"); ok && field != "" {
-		return JSONCost{Field: field}, nil
+		return throttle.WithCost(JSONCost{Field: field}), nil
 	}
 	return nil, fmt.Errorf("--cost: want 1, bytes, call or json:FIELD, got %q", s)
 }

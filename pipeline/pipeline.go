@@ -142,7 +142,7 @@ func (o Options) throttleOptions() ([]throttle.Option, error) {
 	cost, err := ParseCost(o.Cost)
 	errs = append(errs, err)
 	if cost != nil {
-		opts = append(opts, throttle.WithCost(cost))
+		opts = append(opts, cost)
 	}
 	opts = append(opts, throttle.WithStrategy(throttle.Strategy(o.Strategy)), throttle.WithScope(throttle.Scope(o.Scope)),
 		throttle.WithQuota(q))

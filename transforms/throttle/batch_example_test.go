@@ -45,7 +45,7 @@ func (upperBatch) CallBatch(ctx context.Context, reqs []string) ([]string, error
 // wordCost charges an element one unit per word, as an API counting tokens.
 type wordCost struct{}
 
-func (wordCost) Cost(s string) int { return len(strings.Fields(s)) }
+func (wordCost) Cost(s string) (int, error) { return len(strings.Fields(s)), nil }
 
 // Send elements in calls of up to 50 (a batch caller's CallBatch), charge
 // each its words against the pacer (and a shared quota, with WithQuota),

@@ -43,12 +43,10 @@ func generateJSON(s beam.Scope, n int) beam.PCollection {
 // tokenCost charges an element its "tokens" field, as an LLM API counts.
 type tokenCost struct{}
 
-func (tokenCost) Cost(b []byte) int {
+func (tokenCost) Cost(b []byte) (int, error) {
 	var v struct{ Tokens int }
-	if err := json.Unmarshal(b, &v); err != nil {
-		panic(err)
-	}
-	return v.Tokens
+	err := json.Unmarshal(b, &v)
+	return v.Tokens, err
 }
 
 // TestBatchMakesFewerCalls: the same 1,000 elements in calls of 50 make
@@ -184,6 +182,11 @@ func init() {
 	register.Function1x1[Record, bool](costErrorOK)
 }
 
+// wordCount charges a string element its words.
+type wordCount struct{}
+
+func (wordCount) Cost(s string) (int, error) { return len(strings.Fields(s)), nil }
+
 // pickyCost fails to cost one element in four by each of its three ways:
 // an error, a negative cost and a panic.
 type pickyCost struct{}
@@ -240,7 +243,8 @@ func TestBatchOptionsRefused(t *testing.T) {
 		{"no CallBatch", mixCaller{}, []Option{WithItemsPerCall(5)}, "has no method CallBatch"},
 		{"bytes need CallBatch", mixCaller{}, []Option{WithBytesPerCall(100)}, "has no method CallBatch"},
 		{"CallBatch of another type", orderBatchCaller{}, []Option{WithItemsPerCall(5)}, "takes throttle.order but the input elements are []uint8"},
-		{"cost of another type", mixCaller{}, []Option{WithCost(tenantKey{})}, "has no method Cost"},
+		{"cost of another type", mixCaller{}, []Option{WithCost(wordCount{})}, "WithCost: throttle.wordCount takes string, but the input PCollection holds []uint8"},
+		{"nil cost", mixCaller{}, []Option{WithCost[[]byte](nil)}, "WithCost: nil"},
 		{"items out of range", mixBatchCaller{}, []Option{WithItemsPerCall(0)}, "WithItemsPerCall: must be in [1, 100000], got 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

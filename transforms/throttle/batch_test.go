@@ -119,7 +119,7 @@ func TestFiringBatchRecords(t *testing.T) {
 }
 
 // TestFiringCosts: a call is charged the sum of its elements' costs (at
-// least 1 each), or 1 under CallCost.
+// least 1 each), or 1 under WithCallCost.
 func TestFiringCosts(t *testing.T) {
 	for _, c := range []struct {
 		name      string

@@ -3,6 +3,7 @@ package throttle
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -14,6 +15,36 @@ import (
 // a group's buffer.
 const bufferBatch = 500
 
+// costBy is how elements are charged: one unit each by default.
+type costBy int
+
+const (
+	costElement costBy = iota // 1 per element
+	costFunc                  // WithCost's function
+	costBytes                 // WithByteCost: the payload's size
+	costCall                  // WithCallCost: 1 per call
+)
+
+// hook is a user's value given to a typed option (WithKeyFunc, WithCost),
+// with the element type its method takes.
+type hook struct {
+	v    any
+	elem reflect.Type
+}
+
+func newHook[E any](v any) hook { return hook{v: v, elem: reflect.TypeFor[E]()} }
+
+// check reports whether h may be called with elements of type elemT.
+func (h hook) check(option string, elemT reflect.Type) error {
+	if h.v == nil {
+		return &OptionError{Option: option, Err: errors.New("nil")}
+	}
+	if h.elem != elemT {
+		return &OptionError{Option: option, Err: fmt.Errorf("%T takes %v, but the input PCollection holds %v", h.v, h.elem, elemT)}
+	}
+	return nil
+}
+
 // config is filled by Options. Its exported fields are serialised into the
 // DoFns.
 type config struct {
@@ -22,7 +53,7 @@ type config struct {
 	BatchInterval time.Duration
 	Mode          Mode
 	Adaptive      adaptive.SREConfig
-	KeyFunc       any
+	KeyFunc       hook
 	Strategy      Strategy
 	MaxAttempts   int
 	MaxAge        time.Duration
@@ -40,7 +71,8 @@ type config struct {
 	Quota         QuotaConfig
 	ItemsPerCall  int
 	BytesPerCall  int
-	Cost          any
+	Cost          hook
+	CostBy        costBy
 
 	// windowOptions names the options that chose the window
 	// (WithResetInterval, WithSlidingWindow), for validate.

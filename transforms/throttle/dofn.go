@@ -80,7 +80,7 @@ type settings struct {
 	Quota         QuotaConfig
 	ItemsPerCall  int  // elements per call at most (WithItemsPerCall)
 	BytesPerCall  int  // payload bytes per call at most, 0 for no bound (WithBytesPerCall)
-	CostPerCall   bool // WithCost(CallCost{}): every call costs 1
+	CostPerCall   bool // WithCallCost: every call costs 1
 }
 
 func (f *throttleFn) Setup(ctx context.Context) error {

@@ -89,34 +89,6 @@ func callerTypes(caller any, batching bool) (req, resp reflect.Type, err error) 
 	return ft.In(2), ft.Out(0), nil
 }
 
-// keyFuncType checks that k has a method Key(E) string.
-func checkKeyFunc(k any, elem reflect.Type) error {
-	m, ok := reflect.TypeOf(k).MethodByName("Key")
-	if !ok {
-		return fmt.Errorf("key function %T has no method Key(%v) string", k, elem)
-	}
-	ft := m.Type
-	if ft.NumIn() != 2 || ft.In(1) != elem || ft.NumOut() != 1 || ft.Out(0) != stringType {
-		return fmt.Errorf("key function %T: Key has signature %v, want func(%v) string", k, ft, elem)
-	}
-	return nil
-}
-
-// checkCostFunc checks that k has a method Cost(E) int or
-// Cost(E) (int, error).
-func checkCostFunc(k any, elem reflect.Type) error {
-	m, ok := reflect.TypeOf(k).MethodByName("Cost")
-	if !ok {
-		return fmt.Errorf("cost function %T has no method Cost(%v) int", k, elem)
-	}
-	ft := m.Type
-	if ft.NumIn() != 2 || ft.In(1) != elem || ft.NumOut() < 1 || ft.NumOut() > 2 || ft.Out(0) != intType ||
-		ft.NumOut() == 2 && ft.Out(1) != errorType {
-		return fmt.Errorf("cost function %T: Cost has signature %v, want func(%v) int or func(%v) (int, error)", k, ft, elem, elem)
-	}
-	return nil
-}
-
 // panicError is the error a call that panicked ends with. The element goes
 // to the Errors output with this message.
 type panicError struct {

@@ -28,7 +28,7 @@ type keyFn struct {
 	Seed        uint64
 	HasSeed     bool
 	Cost        userValue // WithCost's function, unless CostBytes
-	CostBytes   bool      // WithCost(ByteCost{}): the payload's size
+	CostBytes   bool      // WithByteCost: the payload's size
 
 	codec   codec
 	message bool // the input is Message
@@ -145,7 +145,7 @@ func (f *keyFn) costOf(elem any, payload []byte) (c int64, err error) {
 		}
 	}()
 	out := f.cost.Call([]reflect.Value{reflect.ValueOf(elem)})
-	if len(out) == 2 && !out[1].IsNil() {
+	if !out[1].IsNil() {
 		return 0, fmt.Errorf("throttle: cost: %w", out[1].Interface().(error))
 	}
 	c = out[0].Int()
@@ -154,16 +154,6 @@ func (f *keyFn) costOf(elem any, payload []byte) (c int64, err error) {
 	}
 	return c, nil
 }
-
-// ByteCost, given to WithCost, charges each element the size of its payload
-// in bytes (the bytes of a []byte or string element, the Data of a Message,
-// the JSON of any other), for APIs whose quota counts bytes.
-type ByteCost struct{}
-
-// CallCost, given to WithCost, charges each call one unit however many
-// elements it takes, for quotas counted in requests when calls are batched
-// (WithItemsPerCall).
-type CallCost struct{}
 
 // badInput is the Errors record of an element that never reached a group.
 func badInput(it item, msg string, now time.Time) Record {

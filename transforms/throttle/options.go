@@ -177,14 +177,18 @@ func WithCountFailuresAsRejects() Option {
 }
 
 // WithKeyFunc replaces the random group key with one computed from the
-// element, so throttle state follows a shard, tenant or endpoint. k must be a
-// value of a type registered with beam.RegisterType (configured by exported
-// fields, not a closure) with a method
+// element, so throttle state follows a shard, tenant or endpoint. E is the
+// input element type (Message for Message inputs); TryAdaptive refuses a
+// key function of another type than the input's. k's type must be
+// registered with beam.RegisterType and configured by exported fields, not
+// a closure, as it is serialised to the workers:
 //
-//	Key(elem E) string
+//	throttle.WithKeyFunc(TenantKey{}) // TenantKey has Key(Order) string
 //
-// where E is the input element type.
-func WithKeyFunc(k any) Option { return func(c *config) { c.KeyFunc = k } }
+// A panicking key function sends the element to Errors with its payload.
+func WithKeyFunc[E any](k interface{ Key(elem E) string }) Option {
+	return func(c *config) { c.KeyFunc = newHook[E](k) }
+}
 
 // WithStrategy sets what happens to throttled elements (default: Postpone in
 // ModePaced, Route in ModeSRE). It also takes the original tool's names:
@@ -293,18 +297,27 @@ func WithBytesPerCall(n int) Option { return func(c *config) { c.BytesPerCall = 
 // one unit: the pacer paces cost units per second and the shared quota
 // (WithQuota) is taken in cost units (Redis's AllowN, Envoy's hits_addend),
 // so a quota stated in tokens per minute holds whatever the elements' sizes.
-// A batched call costs the sum of its elements. k must be a value of a
-// registered type (configured by exported fields, not a closure) with a
-// method
-//
-//	Cost(elem E) int  or  Cost(elem E) (int, error)
-//
-// where E is the input element type (Message for Message inputs). Costs
-// below 1 are charged as 1; an error, a negative cost or a panic sends the
-// element to Errors with its payload. ByteCost charges the payload's size,
-// and CallCost one unit per call however many elements it takes. By default
-// every element costs 1. The SRE mode counts calls and ignores costs.
-func WithCost(k any) Option { return func(c *config) { c.Cost = k } }
+// A batched call costs the sum of its elements. E is the input element type
+// (Message for Message inputs), as for WithKeyFunc, and k's type must be
+// registered in the same way. Costs below 1 are charged as 1; an error, a
+// negative cost or a panic sends the element to Errors with its payload. By
+// default every element costs 1; WithByteCost and WithCallCost are the
+// other built-in costs. The SRE mode counts calls and ignores costs.
+func WithCost[E any](k interface {
+	Cost(elem E) (int, error)
+}) Option {
+	return func(c *config) { c.Cost, c.CostBy = newHook[E](k), costFunc }
+}
+
+// WithByteCost charges each element the size of its payload in bytes (the
+// bytes of a []byte or string element, the Data of a Message, the JSON of
+// any other), for APIs whose quota counts bytes. It replaces WithCost.
+func WithByteCost() Option { return func(c *config) { c.Cost, c.CostBy = hook{}, costBytes } }
+
+// WithCallCost charges each call one unit however many elements it takes,
+// for quotas counted in requests when calls are batched (WithItemsPerCall).
+// It replaces WithCost.
+func WithCallCost() Option { return func(c *config) { c.Cost, c.CostBy = hook{}, costCall } }
 
 // batching reports whether calls take several elements (CallBatch).
 func (c config) batching() bool { return c.ItemsPerCall > 1 || c.BytesPerCall > 0 }

@@ -211,26 +211,19 @@ func tryAdaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) 
 		return Outputs{}, err
 	}
 	var keyV, classV, costV userValue
-	var costBytes, costPerCall bool
-	switch cfg.Cost.(type) {
-	case nil:
-	case ByteCost, *ByteCost:
-		costBytes = true
-	case CallCost, *CallCost:
-		costPerCall = true
-	default:
-		if err := checkCostFunc(cfg.Cost, elemT); err != nil {
+	if cfg.CostBy == costFunc {
+		if err := cfg.Cost.check("WithCost", elemT); err != nil {
 			return Outputs{}, err
 		}
-		if costV, err = newUserValue(cfg.Cost); err != nil {
+		if costV, err = newUserValue(cfg.Cost.v); err != nil {
 			return Outputs{}, err
 		}
 	}
-	if cfg.KeyFunc != nil {
-		if err := checkKeyFunc(cfg.KeyFunc, elemT); err != nil {
+	if cfg.KeyFunc.elem != nil {
+		if err := cfg.KeyFunc.check("WithKeyFunc", elemT); err != nil {
 			return Outputs{}, err
 		}
-		if keyV, err = newUserValue(cfg.KeyFunc); err != nil {
+		if keyV, err = newUserValue(cfg.KeyFunc.v); err != nil {
 			return Outputs{}, err
 		}
 	}
@@ -253,7 +246,7 @@ func tryAdaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) 
 		Seed:        cfg.Seed,
 		HasSeed:     cfg.HasSeed,
 		Cost:        costV,
-		CostBytes:   costBytes,
+		CostBytes:   cfg.CostBy == costBytes,
 	}, global)
 	okBytes, ct, st, errs := beam.ParDo4(s, &throttleFn{
 		Flush: timers.InProcessingTime("flush"),
@@ -262,7 +255,7 @@ func tryAdaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) 
 			Strategy: cfg.Strategy, MaxAttempts: cfg.MaxAttempts, MaxAge: cfg.MaxAge, CallTimeout: cfg.CallTimeout,
 			CallsInFlight: cfg.CallsInFlight, Seed: cfg.Seed, HasSeed: cfg.HasSeed, MaxBuffered: cfg.MaxBuffered,
 			MaxWait: cfg.MaxWait, MaxStall: cfg.MaxStall, Groups: cfg.Groups, Scope: cfg.Scope, Quota: cfg.Quota,
-			ItemsPerCall: cfg.ItemsPerCall, BytesPerCall: cfg.BytesPerCall, CostPerCall: costPerCall,
+			ItemsPerCall: cfg.ItemsPerCall, BytesPerCall: cfg.BytesPerCall, CostPerCall: cfg.CostBy == costCall,
 		},
 		Caller:     callerV,
 		Classifier: classV,

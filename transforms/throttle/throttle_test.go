@@ -271,7 +271,7 @@ func TestTryAdaptiveErrors(t *testing.T) {
 		{"zero batch", mixCaller{}, []Option{WithBatchSize(0)}, "WithBatchSize: must be >= 1"},
 		{"negative K", mixCaller{}, []Option{WithK(-1)}, "K"},
 		{"bad strategy", mixCaller{}, []Option{WithStrategy("sometimes")}, "unknown strategy"},
-		{"bad key func", mixCaller{}, []Option{WithKeyFunc(tenantKey{})}, "Key has signature"},
+		{"key func of another type", mixCaller{}, []Option{WithKeyFunc(tenantKey{})}, "WithKeyFunc: throttle.tenantKey takes throttle.order, but the input PCollection holds []uint8"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
