@@ -43,8 +43,8 @@ func main() {
 	if *rewrite {
 		*only = "-"
 	}
-	set := livebench.Settings{Duration: *duration, Competitor: *competitor}
-	if err := livebench.Run(context.Background(), *only, *modeList, set, *out, os.Stdout); err != nil {
+	set := livebench.Settings{Scenarios: *only, Modes: *modeList, Duration: *duration, Competitor: *competitor, Out: *out}
+	if err := livebench.Run(context.Background(), set, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "livebench:", err)
 		os.Exit(1)
 	}

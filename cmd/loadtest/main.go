@@ -50,10 +50,12 @@ func main() {
 			source = fmt.Sprintf("streaming at %.0f/s", *loadRate)
 		}
 		title = fmt.Sprintf("load: %d elements, %s, %s", *elements, source, time.Now().UTC().Format(time.DateOnly))
-		r, err = loadtest.Load(ctx, *elements, *loadRate, 1_000_000, 8, 2500, 100*time.Millisecond, 8, loadtest.TempPrefix("load"))
+		r, err = loadtest.Load(ctx, loadtest.LoadConfig{Elements: *elements, Rate: *loadRate, Quota: 1_000_000,
+			Groups: 8, BatchSize: 2500, BatchInterval: 100 * time.Millisecond, CallsInFlight: 8, Prefix: loadtest.TempPrefix("load")})
 	case "soak":
 		title = fmt.Sprintf("soak: %v streaming at %.0f/s, quota %.0f/s, %s", *duration, *rate, *rate/2, time.Now().UTC().Format(time.DateOnly))
-		r, err = loadtest.Soak(ctx, *duration, *rate, int(*rate/2), *duration/5, loadtest.TempPrefix("soak"))
+		r, err = loadtest.Soak(ctx, loadtest.SoakConfig{Duration: *duration, Rate: *rate, Quota: int(*rate / 2),
+			Warmup: *duration / 5, Prefix: loadtest.TempPrefix("soak")})
 	default:
 		err = fmt.Errorf("-mode: want load or soak, got %q", *mode)
 	}

@@ -18,9 +18,10 @@ import (
 	"time"
 )
 
-// Run runs the scenarios named in only ("" for all, "-" for none) in the
-// modes of modeList and writes the report to outDir ("" for none).
-func Run(ctx context.Context, only, modeList string, set Settings, outDir string, w io.Writer) error {
+// Run runs the scenarios of set in its modes, prints the results to w and
+// writes the report to set.Out.
+func Run(ctx context.Context, set Settings, w io.Writer) error {
+	only, modeList, outDir := set.Scenarios, set.Modes, set.Out
 	var scs []scenario
 	if only != "-" {
 		var err error

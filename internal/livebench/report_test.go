@@ -216,7 +216,7 @@ func TestRunRewritesFromResults(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "results.json"), encodeResults([]Result{gcraResult("paced")}), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := Run(context.Background(), "-", "paced,sre", Settings{Duration: 30 * time.Second, Competitor: 1}, dir, io.Discard); err != nil {
+	if err := Run(context.Background(), Settings{Scenarios: "-", Modes: "paced,sre", Duration: 30 * time.Second, Competitor: 1, Out: dir}, io.Discard); err != nil {
 		t.Fatalf("Run(-): %v", err)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "results.md"))

@@ -17,8 +17,11 @@ import (
 
 // Settings shape every run: cmd/livebench's -duration and -competitor.
 type Settings struct {
+	Scenarios  string        // comma-separated scenario names; "" for all, "-" for none (rewrite the report)
+	Modes      string        // comma-separated throttle modes each scenario runs in
 	Duration   time.Duration // how long the source of a streaming run emits
 	Competitor float64       // the competitor's rate, × the quota's
+	Out        string        // the report's directory; "" for none
 }
 
 // runOne runs scenario sc in mode in real time and measures it.

@@ -87,53 +87,77 @@ func options(srv *testserver.Server, prefix string) (pipeline.Options, error) {
 	return *o, nil
 }
 
-// Load sends n elements through the pipeline with the HTTP caller against
-// a quota server that accepts quota calls per second, with the given
-// throttle settings, sampling memory as it goes.
+// LoadConfig is a load run's settings.
+type LoadConfig struct {
+	Elements int     // how many elements the source emits
+	Rate     float64 // elements per second from the streaming source; 0: the bounded source
+	Quota    int     // calls per second the quota server accepts
+
+	// The throttle's settings.
+	Groups        int
+	BatchSize     int
+	BatchInterval time.Duration
+	CallsInFlight int
+
+	Prefix string // where the outputs go (TempPrefix)
+}
+
+// Load sends c.Elements elements through the pipeline with the HTTP caller
+// against a quota server that accepts c.Quota calls per second, with the
+// given throttle settings, sampling memory as it goes.
 //
-// With rate 0 the source is pipeline.Generate, as fast as it goes: the
+// With Rate 0 the source is pipeline.Generate, as fast as it goes: the
 // runner holds whatever the throttle has not yet worked off (Prism has no
-// backpressure between stages), so memory grows with n. With rate > 0 it
-// is pipeline.GenerateStream at rate elements per second, with its
-// periodic output files and no bound on an element's wait (every element
-// is tried): memory stays flat as long as the pipeline keeps up with rate.
-func Load(ctx context.Context, n int, rate float64, quota, groups, batch int, interval time.Duration, callsInFlight int, prefix string) (Result, error) {
-	srv, err := testserver.NewServer(testserver.Config{Quota: quota, Period: time.Second, MaxConns: 1024})
+// backpressure between stages), so memory grows with the elements. With
+// Rate > 0 it is pipeline.GenerateStream at Rate elements per second, with
+// its periodic output files and no bound on an element's wait (every
+// element is tried): memory stays flat as long as the pipeline keeps up.
+func Load(ctx context.Context, c LoadConfig) (Result, error) {
+	srv, err := testserver.NewServer(testserver.Config{Quota: c.Quota, Period: time.Second, MaxConns: 1024})
 	if err != nil {
 		return Result{}, err
 	}
 	defer srv.Close()
-	o, err := options(srv, prefix)
+	o, err := options(srv, c.Prefix)
 	if err != nil {
 		return Result{}, err
 	}
-	o.Generate, o.Groups, o.BatchSize, o.BatchInterval, o.CallsInFlight = n, groups, batch, interval, callsInFlight
-	if rate > 0 {
-		o.GenerateRate, o.MaxWait = rate, pipeline.NoMaxWait
+	o.Generate, o.Groups, o.BatchSize, o.BatchInterval, o.CallsInFlight = c.Elements, c.Groups, c.BatchSize, c.BatchInterval, c.CallsInFlight
+	if c.Rate > 0 {
+		o.GenerateRate, o.MaxWait = c.Rate, pipeline.NoMaxWait
 	}
 	return measure(ctx, o, srv, 0)
 }
 
-// Soak runs the streaming pipeline for d: elements generated at rate per
-// second against a quota of quota calls per second, sampling memory and
-// goroutines, and fits the heap's growth after warmup.
-func Soak(ctx context.Context, d time.Duration, rate float64, quota int, warmup time.Duration, prefix string) (Result, error) {
-	srv, err := testserver.NewServer(testserver.Config{Quota: quota, Period: time.Second})
+// SoakConfig is a soak run's settings.
+type SoakConfig struct {
+	Duration time.Duration // how long the source emits
+	Rate     float64       // elements per second
+	Quota    int           // calls per second the quota server accepts
+	Warmup   time.Duration // the heap's growth is fitted after it
+	Prefix   string        // where the outputs go (TempPrefix)
+}
+
+// Soak runs the streaming pipeline for c.Duration: elements generated at
+// c.Rate per second against a quota of c.Quota calls per second, sampling
+// memory and goroutines, and fits the heap's growth after c.Warmup.
+func Soak(ctx context.Context, c SoakConfig) (Result, error) {
+	srv, err := testserver.NewServer(testserver.Config{Quota: c.Quota, Period: time.Second})
 	if err != nil {
 		return Result{}, err
 	}
 	defer srv.Close()
-	o, err := options(srv, prefix)
+	o, err := options(srv, c.Prefix)
 	if err != nil {
 		return Result{}, err
 	}
-	o.Generate, o.GenerateRate = int(rate*d.Seconds()), rate
-	o.Groups, o.BatchSize, o.BatchInterval = 2, int(rate), 500*time.Millisecond
+	o.Generate, o.GenerateRate = int(c.Rate*c.Duration.Seconds()), c.Rate
+	o.Groups, o.BatchSize, o.BatchInterval = 2, int(c.Rate), 500*time.Millisecond
 	o.Mode = "paced"
 	// At twice the quota the backlog grows for good: elements that wait
 	// longer than this go to client_throttled.
 	o.MaxWait = 10 * time.Second
-	return measure(ctx, o, srv, warmup)
+	return measure(ctx, o, srv, c.Warmup)
 }
 
 func measure(ctx context.Context, o pipeline.Options, srv *testserver.Server, warmup time.Duration) (Result, error) {

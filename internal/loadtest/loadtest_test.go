@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 func TestSoak(t *testing.T) {
 	const rate, quota = 200, 100
 	warmup := *soakFor / 4
-	r, err := Soak(context.Background(), *soakFor, rate, quota, warmup, TempPrefix("soak"))
+	r, err := Soak(context.Background(), SoakConfig{Duration: *soakFor, Rate: rate, Quota: quota, Warmup: warmup, Prefix: TempPrefix("soak")})
 	if err != nil {
 		t.Fatal(err)
 	}
