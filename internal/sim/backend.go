@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"time"
 )
 
@@ -37,8 +38,8 @@ type BackendModel struct {
 	// Description says what it is, in one line.
 	Description string
 	// New returns a backend with capacity c, fresh (full) at the start of
-	// the run.
-	New func(c Capacity) Backend
+	// the run; seed seeds whatever it draws at random.
+	New func(c Capacity, seed uint64) Backend
 }
 
 // Capacity is what a backend accepts over a run, in requests per second: the
@@ -121,7 +122,7 @@ func SteppedTokenBucket(burst, step time.Duration, retryAfterOn bool) BackendMod
 		desc += fmt.Sprintf(", refilled every %s", spaced(step))
 	}
 	name, desc = withRetryAfter(name, desc, retryAfterOn)
-	return BackendModel{Name: name, Description: desc, New: func(c Capacity) Backend {
+	return BackendModel{Name: name, Description: desc, New: func(c Capacity, seed uint64) Backend {
 		b := &tokenBucket{cap: c, burst: burst.Seconds(), step: step, ra: retryAfterOn}
 		r, _ := c.At(0)
 		b.tokens = b.depth(r)
@@ -136,8 +137,23 @@ func SteppedTokenBucket(burst, step time.Duration, retryAfterOn bool) BackendMod
 func FixedWindow(window time.Duration, retryAfterOn bool) BackendModel {
 	name, desc := withRetryAfter(fmt.Sprintf("fixed-%s", compact(window)),
 		fmt.Sprintf("fixed window of %s aligned to the run's start, quota = capacity × %s", spaced(window), spaced(window)), retryAfterOn)
-	return BackendModel{Name: name, Description: desc, New: func(c Capacity) Backend {
+	return BackendModel{Name: name, Description: desc, New: func(c Capacity, seed uint64) Backend {
 		return &fixedWindow{cap: c, window: window, ra: retryAfterOn}
+	}}
+}
+
+// DriftingWindow is a fixed-window quota whose windows are not aligned to
+// the run or to each other: each lasts window plus a uniformly random
+// extra in [0, jitter), the first began at a random time before the start
+// of the run, and each accepts capacity × (window + jitter/2) requests
+// (rounded down), as FixedWindow's do.
+func DriftingWindow(window, jitter time.Duration, retryAfterOn bool) BackendModel {
+	name, desc := withRetryAfter(fmt.Sprintf("drift-%s-%s", compact(window), compact(window+jitter)),
+		fmt.Sprintf("fixed windows of %s to %s, drifting, not aligned, quota = capacity × %s", spaced(window),
+			spaced(window+jitter), spaced(window+jitter/2)), retryAfterOn)
+	return BackendModel{Name: name, Description: desc, New: func(c Capacity, seed uint64) Backend {
+		return &fixedWindow{cap: c, window: window, jitter: jitter, ra: retryAfterOn,
+			rng: rand.New(rand.NewPCG(seed, 0xd41f7))}
 	}}
 }
 
@@ -155,7 +171,7 @@ func GCRA(burst int, retryAfterOn bool) BackendModel {
 		name, desc = fmt.Sprintf("gcra-burst-%d", burst), fmt.Sprintf("GCRA limiter with a burst of %d", burst)
 	}
 	name, desc = withRetryAfter(name, desc, retryAfterOn)
-	return BackendModel{Name: name, Description: desc, New: func(c Capacity) Backend {
+	return BackendModel{Name: name, Description: desc, New: func(c Capacity, seed uint64) Backend {
 		r, _ := c.At(0)
 		return &gcra{cap: c, burst: float64(burst), rate: r, ra: retryAfterOn}
 	}}

@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -148,7 +149,7 @@ func TestBackends(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b := tc.model.New(sim.NewCapacity(tc.rate, tc.phases))
+			b := tc.model.New(sim.NewCapacity(tc.rate, tc.phases), 1)
 			for i, s := range tc.steps {
 				if got := b.NextAvailable(s.at); got != s.next {
 					t.Errorf("step %d: NextAvailable(%v) = %v, want %v", i, s.at, got, s.next)
@@ -173,14 +174,15 @@ func TestBackendOracle(t *testing.T) {
 	models := []sim.BackendModel{
 		sim.TokenBucket(time.Second, true), sim.TokenBucket(0, false), sim.SteppedTokenBucket(0, 100*ms, true),
 		sim.SteppedTokenBucket(time.Second, 100*ms, false), sim.FixedWindow(time.Second, true),
-		sim.FixedWindow(5*time.Second, false), sim.FixedWindow(time.Minute, true), sim.GCRA(1, true), sim.GCRA(4, false),
+		sim.FixedWindow(5*time.Second, false), sim.FixedWindow(time.Minute, true), sim.DriftingWindow(4*time.Second, time.Second, true),
+		sim.DriftingWindow(time.Second, 500*ms, false), sim.GCRA(1, true), sim.GCRA(4, false),
 	}
 	for _, m := range models {
 		for _, rate := range []float64{3, 10, 100} {
 			t.Run(m.Name, func(t *testing.T) {
 				rnd := rand.New(rand.NewPCG(1, uint64(rate)))
 				capacity := sim.NewCapacity(rate, phases)
-				probed, plain := m.New(capacity), m.New(capacity)
+				probed, plain := m.New(capacity, 7), m.New(capacity, 7)
 				var at time.Duration
 				for i := range 5000 {
 					at += time.Duration(rnd.ExpFloat64() / (2 * rate) * 1e9)
@@ -223,5 +225,49 @@ func TestBackendNames(t *testing.T) {
 		if tc.model.Name != tc.want {
 			t.Errorf("got name %q, want %q", tc.model.Name, tc.want)
 		}
+	}
+}
+
+// TestDriftingWindow: with a quota of one request per window, each request
+// taken as soon as it can be shows the windows' starts: each window lasts
+// 4 to 5 s, not all alike, the first ends before 5 s, and a seed gives the
+// same windows again.
+func TestDriftingWindow(t *testing.T) {
+	m := sim.DriftingWindow(4*time.Second, time.Second, false)
+	starts := func(seed uint64) []time.Duration {
+		b := m.New(sim.NewCapacity(1/4.5, []sim.Phase{{Capacity: 1}}), seed)
+		var out []time.Duration
+		for at := time.Duration(0); len(out) < 20; {
+			if ok, _ := b.Take(at); !ok {
+				t.Fatalf("Take(%v) refused at the time NextAvailable gave", at)
+			}
+			if ok, _ := b.Take(at); ok {
+				t.Fatalf("a second Take(%v) in the same window accepted", at)
+			}
+			at = b.NextAvailable(at)
+			out = append(out, at)
+		}
+		return out
+	}
+	got := starts(1)
+	if got[0] <= 0 || got[0] >= 5*time.Second {
+		t.Errorf("first window ends at %v, want in (0, 5s)", got[0])
+	}
+	lengths := map[time.Duration]bool{}
+	for i := 1; i < len(got); i++ {
+		d := got[i] - got[i-1]
+		if d < 4*time.Second || d >= 5*time.Second {
+			t.Errorf("window %d lasts %v, want in [4s, 5s)", i, d)
+		}
+		lengths[d] = true
+	}
+	if len(lengths) < 2 {
+		t.Errorf("every window lasts the same, want them to drift")
+	}
+	if again := starts(1); !slices.Equal(again, got) {
+		t.Errorf("seed 1 again gives %v, want %v", again, got)
+	}
+	if other := starts(2); slices.Equal(other, got) {
+		t.Errorf("seed 2 gives the same windows as seed 1")
 	}
 }

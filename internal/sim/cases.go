@@ -29,6 +29,19 @@ const (
 	// 5 %, done within 1.15 × elements ÷ rate.
 	boundedMaxWaste    = 0.05
 	boundedDrainFactor = 1.15
+	// Closer to the limit: one refused probe per quota window, nothing
+	// refused against a known rate.
+	limitMaxWaste         = 0.03
+	limitDrainFactor      = 1.10
+	limitWorkersMaxWaste  = 0.05
+	limitCompetitorUtil   = 0.9
+	limitCompetitorWaste  = 0.10
+	limitOverload         = 4
+	limitMinuteCapacity   = 10 // 600 a minute
+	limitDriftCapacity    = 22 // 99 per window of 4.5 s on average
+	limitDriftElements    = 2000
+	limitStrictElements   = 600
+	limitCompetitorFactor = 1
 )
 
 // MatrixMaxWait is the Config.MaxWait of the matrix and the classic
@@ -45,6 +58,7 @@ const (
 	FamilyLatency     = "latency and calls in flight"
 	FamilyCompetitor  = "competitor"
 	FamilyBounded     = "bounded input"
+	FamilyLimits      = "closer to the limit"
 	FamilyClassic     = "classic scenarios"
 	FamilyPerElement  = "classic scenarios, per-element model"
 )
@@ -57,13 +71,20 @@ const StrictCapacity = 10
 // competitor at competitor×) for five minutes, of which warm-up (at least
 // 30 s, a multiple of the backend's window) is left out.
 func steady(name string, competitor float64, warm time.Duration) Scenario {
-	title := "steady overload: offered 2× capacity"
+	return overload(name, 2, competitor, warm)
+}
+
+// overload returns a steady-overload scenario offered offered× capacity
+// (and a competitor at competitor×) for five minutes, of which warm-up is
+// left out.
+func overload(name string, offered, competitor float64, warm time.Duration) Scenario {
+	title := fmt.Sprintf("steady overload: offered %g× capacity", offered)
 	if competitor > 0 {
 		title += fmt.Sprintf(", competitor at %g× capacity", competitor)
 	}
 	return Scenario{
 		Name: name, Title: title, Duration: 5 * time.Minute, WarmUp: warm,
-		Phases: []Phase{{Offered: 2, Capacity: 1, Competitor: competitor}},
+		Phases: []Phase{{Offered: offered, Capacity: 1, Competitor: competitor}},
 	}
 }
 
@@ -220,4 +241,73 @@ func PerElementCases() []Case {
 			Config: cfg, Goal: goals[sc.Name], Algorithms: PerElementAlgorithms})
 	}
 	return cs
+}
+
+// LimitAlgorithms are the algorithms of LimitCases: the pacer, no throttle
+// as the baseline, and the oracle as the limit.
+var LimitAlgorithms = []string{Pacer, None, Oracle}
+
+// LimitCases returns the cases where one worker's pacing is still short of
+// what is possible, with the targets that bound it: one refused probe per
+// quota window, and nothing refused against a known rate.
+//   - A fixed window drifting between 4 and 5 s, not aligned to the run,
+//     99 requests per window, no Retry-After, 40 ms calls, one in flight:
+//     2,000 elements at the start.
+//   - The strict limiter (GCRA, no burst) at 10 requests/s: 600 elements at
+//     the start, default flags.
+//   - A per-minute quota (600 a minute) without Retry-After at 4× overload,
+//     one worker, and 8 workers each with its own pacer.
+//   - An uncontrolled client at 1× capacity on the token bucket at 4×
+//     overload, one worker, and 8 workers each with its own pacer.
+//
+// The bounded cases run with G = 1; the others name their workers.
+func LimitCases() []Case {
+	var cs []Case
+	add := func(name, title string, sc Scenario, cfg Config, groups int, g Goal) {
+		sc.Name = name
+		cs = append(cs, Case{Name: name, Family: FamilyLimits, Title: title, Scenario: sc, Config: cfg, Goal: g,
+			Groups: []int{groups}, Algorithms: LimitAlgorithms})
+	}
+	drift := DefaultConfig(1)
+	drift.Backend, drift.Capacity = DriftingWindow(4*time.Second, time.Second, false), limitDriftCapacity
+	drift.Latency = 40 * time.Millisecond
+	add("limit/drift-window", drift.Backend.Description+fmt.Sprintf(", %g requests/s; %d elements at the start, 40 ms latency",
+		drift.Capacity, limitDriftElements), bounded("", limitDriftElements, 3*time.Minute), drift, 1,
+		Goal{AllSucceed: true, MaxWaste: limitMaxWaste, MaxDrainFactor: limitDrainFactor})
+
+	strict := DefaultConfig(1)
+	strict.Backend, strict.Capacity = GCRA(1, true), StrictCapacity
+	add("limit/gcra", strict.Backend.Description+fmt.Sprintf(", %d requests/s; %d elements at the start", StrictCapacity,
+		limitStrictElements), bounded("", limitStrictElements, 3*time.Minute), strict, 1,
+		Goal{AllSucceed: true, MaxWaste: limitMaxWaste, MaxDrainFactor: limitDrainFactor})
+
+	for _, workers := range []int{1, 8} {
+		minute := matrixConfig(FixedWindow(time.Minute, false))
+		minute.Capacity, minute.Workers = limitMinuteCapacity, workers
+		add(fmt.Sprintf("limit/minute/%s", workersName(workers)), minute.Backend.Description+fmt.Sprintf(
+			", %d a minute; %s", limitMinuteCapacity*60, workersTitle(workers)),
+			overload("", limitOverload, 0, time.Minute), minute, workers, Goal{MaxWaste: limitWorkersMaxWaste})
+
+		comp := matrixConfig(TokenBucket(time.Second, true))
+		comp.Workers = workers
+		add(fmt.Sprintf("limit/competitor/%s", workersName(workers)), comp.Backend.Description+
+			fmt.Sprintf("; an uncontrolled client at %g× capacity; %s", float64(limitCompetitorFactor), workersTitle(workers)),
+			overload("", limitOverload, limitCompetitorFactor, 30*time.Second), comp, workers,
+			Goal{MinUtilisation: limitCompetitorUtil, MaxWaste: limitCompetitorWaste})
+	}
+	return cs
+}
+
+func workersName(n int) string {
+	if n == 1 {
+		return "1-worker"
+	}
+	return fmt.Sprintf("%d-workers", n)
+}
+
+func workersTitle(n int) string {
+	if n == 1 {
+		return "one worker"
+	}
+	return fmt.Sprintf("%d workers, one group and one pacer each", n)
 }

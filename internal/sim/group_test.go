@@ -290,7 +290,7 @@ func TestGroupLoop(t *testing.T) {
 			if cfg.FiringWait == 0 {
 				cfg.FiringWait = time.Second // the whole batch interval: the cases below read more simply
 			}
-			cfg.Backend = sim.BackendModel{Name: "scripted", New: func(sim.Capacity) sim.Backend {
+			cfg.Backend = sim.BackendModel{Name: "scripted", New: func(sim.Capacity, uint64) sim.Backend {
 				return &scripted{answers: slices.Clone(tc.answers)}
 			}}
 			sc := sim.Scenario{Name: "x", Duration: 20 * time.Second, Phases: []sim.Phase{{Capacity: 1}}, Arrivals: tc.arrivals}

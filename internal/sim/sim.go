@@ -280,7 +280,7 @@ func Run(sc Scenario, alg Algorithm, cfg Config) (Result, error) {
 	secs := int(sc.Duration / time.Second)
 	r := &run{
 		sc: &sc, alg: alg, cfg: cfg, start: epoch, end: sc.Duration, warm: sc.WarmUp,
-		backend: cfg.Backend.New(NewCapacity(cfg.Capacity, sc.Phases)),
+		backend: cfg.Backend.New(NewCapacity(cfg.Capacity, sc.Phases), cfg.Seed),
 	}
 	s := &r.series
 	for _, p := range []*[]int64{&s.Offered, &s.Sent, &s.Accepted, &s.BackendRejected, &s.ClientRejected,

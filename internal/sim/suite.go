@@ -51,10 +51,11 @@ var (
 )
 
 // DefaultSuite is the standard report: the matrix (G = 1, 8 and 32), the
-// classic scenarios and the classic scenarios in the per-element model
-// (G = 1 and 8), with the standard algorithms.
+// cases closer to the limit (LimitCases), the classic scenarios and the
+// classic scenarios in the per-element model (G = 1 and 8), with the
+// standard algorithms.
 func DefaultSuite() Suite {
-	cs := MatrixCases()
+	cs := append(MatrixCases(), LimitCases()...)
 	for _, c := range append(ClassicCases(), PerElementCases()...) {
 		c.Groups = ClassicGroups
 		cs = append(cs, c)

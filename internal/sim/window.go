@@ -2,27 +2,53 @@ package sim
 
 import (
 	"math"
+	"math/rand/v2"
 	"time"
 )
 
-// fixedWindow is the Backend of FixedWindow.
+// fixedWindow is the Backend of FixedWindow and DriftingWindow.
 type fixedWindow struct {
 	cap    Capacity
-	window time.Duration
+	window time.Duration // the shortest window
+	jitter time.Duration // each window lasts window plus [0, jitter)
 	ra     bool
-	k      int64 // number of the current window
-	used   int64 // requests accepted in it
+	rng    *rand.Rand      // draws the windows (jitter > 0)
+	ends   []time.Duration // the ends of the windows drawn so far
+	k      int             // the current window, an index into ends
+	used   int64           // requests accepted in it
 }
 
-// quota is the number of requests a window accepts at rate.
+// quota is the number of requests a window accepts at rate: the rate times
+// the mean window.
 func (w *fixedWindow) quota(rate float64) int64 {
-	return int64(math.Floor(rate*w.window.Seconds() + tolerance))
+	return int64(math.Floor(rate*(w.window+w.jitter/2).Seconds() + tolerance))
+}
+
+// end returns the end of window i, drawing windows as needed: they do not
+// depend on the requests. Without jitter they are aligned to the start of
+// the run; with it, the first began at a random time before the start.
+func (w *fixedWindow) end(i int) time.Duration {
+	for len(w.ends) <= i {
+		d := w.window
+		if w.jitter > 0 {
+			d += time.Duration(w.rng.Int64N(int64(w.jitter)))
+		}
+		switch {
+		case len(w.ends) > 0:
+			w.ends = append(w.ends, w.ends[len(w.ends)-1]+d)
+		case w.jitter > 0:
+			w.ends = append(w.ends, d-time.Duration(w.rng.Int64N(int64(w.window))))
+		default:
+			w.ends = append(w.ends, d)
+		}
+	}
+	return w.ends[i]
 }
 
 // roll moves to the window holding t.
 func (w *fixedWindow) roll(t time.Duration) {
-	if k := int64(t / w.window); k != w.k {
-		w.k, w.used = k, 0
+	for t >= w.end(w.k) {
+		w.k, w.used = w.k+1, 0
 	}
 }
 
@@ -43,7 +69,7 @@ func (w *fixedWindow) Take(at time.Duration) (bool, time.Duration) {
 // NextAvailable implements Backend.
 func (w *fixedWindow) NextAvailable(at time.Duration) time.Duration {
 	w.roll(at)
-	t, used := at, w.used
+	t, k, used := at, w.k, w.used
 	for {
 		rate, until := w.cap.At(t)
 		q := w.quota(rate)
@@ -53,11 +79,11 @@ func (w *fixedWindow) NextAvailable(at time.Duration) time.Duration {
 		if q == 0 && until == Never {
 			return Never
 		}
-		end := (t/w.window + 1) * w.window
+		end := w.end(k)
 		if until < end {
 			t = until
 			continue
 		}
-		t, used = end, 0
+		t, k, used = end, k+1, 0
 	}
 }

@@ -170,7 +170,7 @@ func TestConformance(t *testing.T) {
 			cfg := sim.Config{
 				BatchSize: n, BatchInterval: time.Second, CallsInFlight: c.inFlight, Latency: time.Millisecond,
 				FinalThrottled: !c.postpone,
-				Backend: sim.BackendModel{Name: "script", New: func(sim.Capacity) sim.Backend {
+				Backend: sim.BackendModel{Name: "script", New: func(sim.Capacity, uint64) sim.Backend {
 					return &conformBackend{answers: slices.Clone(c.answers)}
 				}},
 				OnFinal: func(arrived time.Duration, o string) { spol.logRoute(int(arrived/time.Millisecond), o) },
