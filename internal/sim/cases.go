@@ -271,14 +271,12 @@ func LimitCases() []Case {
 	drift := DefaultConfig(1)
 	drift.Backend, drift.Capacity = DriftingWindow(4*time.Second, time.Second, false), limitDriftCapacity
 	drift.Latency = 40 * time.Millisecond
-	add("limit/drift-window", drift.Backend.Description+fmt.Sprintf(", %g requests/s; %d elements at the start, 40 ms latency",
-		drift.Capacity, limitDriftElements), bounded("", limitDriftElements, 3*time.Minute), drift, 1,
+	add("limit/drift-window", drift.Backend.Description+fmt.Sprintf("; %d elements at the start", limitDriftElements), bounded("", limitDriftElements, 3*time.Minute), drift, 1,
 		Goal{AllSucceed: true, MaxWaste: limitMaxWaste, MaxDrainFactor: limitDrainFactor})
 
 	strict := DefaultConfig(1)
 	strict.Backend, strict.Capacity = GCRA(1, true), StrictCapacity
-	add("limit/gcra", strict.Backend.Description+fmt.Sprintf(", %d requests/s; %d elements at the start", StrictCapacity,
-		limitStrictElements), bounded("", limitStrictElements, 3*time.Minute), strict, 1,
+	add("limit/gcra", strict.Backend.Description+fmt.Sprintf("; %d elements at the start", limitStrictElements), bounded("", limitStrictElements, 3*time.Minute), strict, 1,
 		Goal{AllSucceed: true, MaxWaste: limitMaxWaste, MaxDrainFactor: limitDrainFactor})
 
 	for _, workers := range []int{1, 8} {

@@ -607,3 +607,50 @@ func TestPacerTargets(t *testing.T) {
 		t.Errorf("checked %d runs of the pacer, want the whole matrix and the classic scenarios", runs)
 	}
 }
+
+// TestLimitCases pins, for the default seed, which goals of the cases
+// closer to the limit the pacer meets: each listed goal (by the start of
+// its text) is met, each other one missed, so that a change meeting a new
+// goal or losing one is seen. The verdicts rest on counts of a
+// deterministic run.
+func TestLimitCases(t *testing.T) {
+	var algs []sim.Algorithm
+	for _, a := range sim.Algorithms() {
+		if a.Name == sim.Pacer || a.Name == sim.Oracle {
+			algs = append(algs, a)
+		}
+	}
+	rs, err := sim.Suite{Cases: sim.LimitCases(), Algorithms: algs, DropSeries: true}.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	met := map[string][]string{
+		"limit/drift-window":         {"every element succeeds", "done within"},
+		"limit/gcra":                 {"every element succeeds", "done within"},
+		"limit/minute/1-worker":      {"waste"},
+		"limit/competitor/1-worker":  {"waste", "utilisation"},
+		"limit/minute/8-workers":     nil,
+		"limit/competitor/8-workers": {"utilisation"},
+	}
+	if len(met) != len(sim.LimitCases()) {
+		t.Fatalf("%d cases pinned, want the %d of LimitCases", len(met), len(sim.LimitCases()))
+	}
+	for _, r := range rs {
+		if r.Algorithm == sim.Oracle {
+			if !sim.Met(r.Checks) {
+				t.Errorf("%s/oracle: goals %v, want every goal met by the oracle", r.Case, r.Checks)
+			}
+			continue
+		}
+		want, ok := met[r.Case]
+		if !ok {
+			t.Errorf("case %s not pinned", r.Case)
+		}
+		for _, c := range r.Checks {
+			pinned := slices.ContainsFunc(want, func(p string) bool { return strings.HasPrefix(c.Goal, p) })
+			if c.Met != pinned {
+				t.Errorf("%s/pacer: %s: got %s (met %v), want met %v", r.Case, c.Goal, c.Got, c.Met, pinned)
+			}
+		}
+	}
+}
