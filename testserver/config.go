@@ -21,9 +21,9 @@ const (
 	TokenBucket Mode = "token-bucket"
 	// FixedWindow accepts Quota requests per window of length Period. The
 	// counter resets at each window boundary; windows start at the time the
-	// Handler was made. With a cost, it accepts Quota cost units per
-	// window: a request is accepted iff its whole cost fits in what is
-	// left of the window's quota.
+	// Handler was made, or drift with Config.WindowJitter. With a cost, it
+	// accepts Quota cost units per window: a request is accepted iff its
+	// whole cost fits in what is left of the window's quota.
 	FixedWindow Mode = "fixed-window"
 	// GCRA is a strict limiter, the generic cell rate algorithm as API
 	// gateways configure it. With emission interval T = Period/Quota and
@@ -92,6 +92,20 @@ type Config struct {
 	// to back after an idle period; 0 or 1 means no burst. It must be 0 in
 	// the other modes, whose burst is fixed by Quota.
 	Burst int
+	// WindowJitter makes FixedWindow's windows drift, as an API's may
+	// whose counter resets on a schedule of its own: each window lasts
+	// Period plus a uniformly random extra in [0, WindowJitter), and the
+	// first began a uniformly random time in [0, Period) before the
+	// Handler was made, so that windows line up neither with the
+	// server's start nor with whole seconds. On average a window lasts
+	// Period + WindowJitter/2. The draws come from a source seeded with
+	// Seed, so one seed gives the same windows. A 429's Retry-After is
+	// the wait until the current window's real end, and a new period
+	// set with SetQuota starts a window at once, of the new period plus a
+	// new draw. 0 means windows of exactly Period from the time the
+	// Handler was made. It must be 0 in the other modes, and Period +
+	// WindowJitter must fit in a time.Duration.
+	WindowJitter time.Duration
 	// Latency is added to every API request before it is answered.
 	Latency time.Duration
 	// Jitter adds a uniformly random extra delay in [0, Jitter).
@@ -122,9 +136,9 @@ type Config struct {
 	// connections wait to be accepted. 0 means DefaultMaxConns (256).
 	// A bare Handler ignores it.
 	MaxConns int
-	// Seed seeds the random sources for jitter, errors and item errors.
-	// Two handlers with the same Seed make the same sequence of choices; 0
-	// is a valid seed like any other.
+	// Seed seeds the random sources for jitter, errors, item errors and
+	// drifting windows (WindowJitter). Two handlers with the same Seed make
+	// the same sequence of choices; 0 is a valid seed like any other.
 	Seed uint64
 	// Now is the clock used for quota decisions and the per-second stats
 	// series; nil means time.Now. Tests can inject a fake clock to step
@@ -163,6 +177,12 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: Burst %d is negative", ErrConfig, c.Burst)
 	case c.Burst != 0 && c.Mode != GCRA:
 		return c, fmt.Errorf("%w: Burst %d is only for Mode %q, not %q", ErrConfig, c.Burst, GCRA, c.Mode)
+	case c.WindowJitter < 0:
+		return c, fmt.Errorf("%w: WindowJitter %v is negative", ErrConfig, c.WindowJitter)
+	case c.WindowJitter != 0 && c.Mode != FixedWindow:
+		return c, fmt.Errorf("%w: WindowJitter %v is only for Mode %q, not %q", ErrConfig, c.WindowJitter, FixedWindow, c.Mode)
+	case c.Period > 0 && c.WindowJitter > math.MaxInt64-c.Period:
+		return c, fmt.Errorf("%w: Period %v + WindowJitter %v is too long", ErrConfig, c.Period, c.WindowJitter)
 	case c.Refill < 0:
 		return c, fmt.Errorf("%w: Refill %v is negative", ErrConfig, c.Refill)
 	case c.Latency < 0:

@@ -365,6 +365,9 @@ func (h *Handler) Stats() Stats {
 	if h.cfg.Mode == GCRA {
 		s.Burst = max(h.cfg.Burst, 1)
 	}
+	if h.cfg.WindowJitter > 0 {
+		s.WindowJitter = h.cfg.WindowJitter.String()
+	}
 	s.CostHeader, s.CostField = h.cfg.CostHeader, h.cfg.CostField
 	s.Outage = h.outage
 	s.Clients = maps.Clone(h.rec.totals.Clients)

@@ -16,10 +16,14 @@ func (l *limiter) clone() *limiter {
 		r := *l.rule
 		c.rule = &r
 	}
+	if l.windowSrc != nil {
+		src := *l.windowSrc
+		c.windowSrc = &src
+	}
 	return &c
 }
 
-var cmpLimiter = cmp.AllowUnexported(limiter{}, gcra{})
+var cmpLimiter = cmp.AllowUnexported(limiter{}, gcra{}, rand.PCG{})
 
 // TestTakeCostIsUnitsAtOnce checks take(now, c) against an independent
 // reading of the rule: a request of cost c is accepted iff c requests of
@@ -35,6 +39,7 @@ func TestTakeCostIsUnitsAtOnce(t *testing.T) {
 		{"token bucket, fractional refills", Config{Quota: 7, Period: time.Minute}},
 		{"token bucket, refill step", Config{Quota: 12, Period: 3 * time.Second, Refill: 700 * time.Millisecond}},
 		{"fixed window", Config{Quota: 10, Mode: FixedWindow}},
+		{"fixed window, drifting", Config{Quota: 10, Mode: FixedWindow, WindowJitter: 700 * time.Millisecond, Seed: 3}},
 		{"gcra, no burst", Config{Quota: 10, Mode: GCRA}},
 		{"gcra, burst 8", Config{Quota: 10, Mode: GCRA, Burst: 8}},
 		{"gcra, thirds of a nanosecond", Config{Quota: 3, Period: 3*time.Second + 1, Mode: GCRA, Burst: 5}},
@@ -145,5 +150,35 @@ func TestTakeCostZero(t *testing.T) {
 				t.Errorf("take(now, 0) changed the state (-before +after):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestDriftingWindowStart checks where a drifting fixed window limiter's
+// first window lies: it began up to a Period before the limiter was made,
+// lasts Period plus up to WindowJitter, and differs from seed to seed.
+func TestDriftingWindowStart(t *testing.T) {
+	cfg, err := Config{Quota: 99, Period: 4 * time.Second, WindowJitter: time.Second, Mode: FixedWindow}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1_000_000, 0)
+	offsets := map[time.Duration]bool{}
+	for seed := range uint64(20) {
+		cfg.Seed = seed
+		l := newLimiter(now, cfg)
+		offset := now.Sub(l.windowStart)
+		if offset < 0 || offset >= cfg.Period {
+			t.Errorf("seed %d: the first window began %v before the limiter, want in [0, %v)", seed, offset, cfg.Period)
+		}
+		if l.windowLen < cfg.Period || l.windowLen >= cfg.Period+cfg.WindowJitter {
+			t.Errorf("seed %d: the first window lasts %v, want in [%v, %v)", seed, l.windowLen, cfg.Period, cfg.Period+cfg.WindowJitter)
+		}
+		if again := newLimiter(now, cfg); !again.windowStart.Equal(l.windowStart) || again.windowLen != l.windowLen {
+			t.Errorf("seed %d: a second limiter's first window is %v+%v, want %v+%v", seed, again.windowStart, again.windowLen, l.windowStart, l.windowLen)
+		}
+		offsets[offset] = true
+	}
+	if len(offsets) < 20 {
+		t.Errorf("20 seeds: got %d distinct offsets, want 20", len(offsets))
 	}
 }

@@ -2,8 +2,13 @@ package testserver
 
 import (
 	"math"
+	"math/rand/v2"
 	"time"
 )
+
+// windowStream is the PCG stream, beside Config.Seed, of the drifting
+// windows' draws; the handler's other sources use streams 1 to 3.
+const windowStream = 4
 
 // limiter enforces the quota. It is not safe for concurrent use; Handler
 // guards it with its mutex. All times come from the caller, so tests can
@@ -23,9 +28,15 @@ type limiter struct {
 	credit   int64
 	last     time.Time // start of the current refill step
 
-	// Fixed window: used counts the cost units taken in the window.
-	windowStart time.Time
-	used        int64
+	// Fixed window: the window began at windowStart and lasts windowLen,
+	// period unless windowJitter > 0, when each window's length is period
+	// plus a draw in [0, windowJitter) from windowSrc (nil without
+	// jitter). used counts the cost units taken in the window.
+	windowStart  time.Time
+	windowLen    time.Duration
+	windowJitter time.Duration
+	windowSrc    *rand.PCG
+	used         int64
 
 	// GCRA: burst as configured (0 or 1 = none); rule is nil while the
 	// quota is unlimited.
@@ -33,12 +44,18 @@ type limiter struct {
 	rule  *gcra
 }
 
-// newLimiter returns a full limiter for cfg's Mode, Quota, Period, Refill
-// and Burst, which must have passed withDefaults.
+// newLimiter returns a full limiter for cfg's Mode, Quota, Period, Refill,
+// Burst, WindowJitter and Seed, which must have passed withDefaults. With a
+// window jitter, the first window began a draw in [0, Period) before now.
 func newLimiter(now time.Time, cfg Config) *limiter {
-	l := &limiter{mode: cfg.Mode, refill: cfg.Refill, burst: cfg.Burst, last: now, windowStart: now}
+	l := &limiter{mode: cfg.Mode, refill: cfg.Refill, burst: cfg.Burst, last: now, windowStart: now, windowJitter: cfg.WindowJitter}
 	l.setShape(cfg.Quota, cfg.Period)
 	l.credit = l.capacity
+	if l.windowJitter > 0 {
+		l.windowSrc = rand.NewPCG(cfg.Seed, windowStream)
+		l.windowStart = now.Add(-time.Duration(rand.New(l.windowSrc).Int64N(int64(cfg.Period))))
+	}
+	l.windowLen = l.nextWindowLen()
 	if cfg.Mode == GCRA && cfg.Quota > 0 {
 		l.rule = newGCRA(now, cfg.Quota, cfg.Period, cfg.Burst)
 	}
@@ -56,12 +73,36 @@ func (l *limiter) setShape(quota int, period time.Duration) {
 	l.capacity = int64(quota) * l.unit
 }
 
+// nextWindowLen is the length of a fixed window starting now: period,
+// plus a draw in [0, windowJitter) if that is > 0 (at most the longest
+// time.Duration).
+func (l *limiter) nextWindowLen() time.Duration {
+	if l.windowJitter <= 0 {
+		return l.period
+	}
+	extra := time.Duration(rand.New(l.windowSrc).Int64N(int64(l.windowJitter)))
+	if l.period > math.MaxInt64-extra {
+		return math.MaxInt64
+	}
+	return l.period + extra
+}
+
 // advance refills the bucket or moves the window up to now. A clock that
-// goes backwards refills nothing. GCRA needs no advancing.
+// goes backwards refills nothing. GCRA needs no advancing. Drifting
+// windows are moved one by one, each with its own draw, so that the
+// windows are the same whenever requests come.
 func (l *limiter) advance(now time.Time) {
 	switch l.mode {
 	case GCRA:
 	case FixedWindow:
+		if l.windowJitter > 0 {
+			for !now.Before(l.windowStart.Add(l.windowLen)) {
+				l.windowStart = l.windowStart.Add(l.windowLen)
+				l.windowLen = l.nextWindowLen()
+				l.used = 0
+			}
+			return
+		}
 		if d := now.Sub(l.windowStart); d >= l.period {
 			l.windowStart = l.windowStart.Add(d / l.period * l.period)
 			l.used = 0
@@ -104,8 +145,8 @@ func (l *limiter) maxCost() int64 {
 // in [0, maxCost()].
 //
 // The token bucket needs cost tokens; the fixed window needs room for
-// cost more in the window's counter, so the wait is until the next
-// window; GCRA is as gcra.take says.
+// cost more in the window's counter, so the wait is until the current
+// window's end (drifting or not); GCRA is as gcra.take says.
 func (l *limiter) take(now time.Time, cost int64) (ok bool, wait time.Duration) {
 	if l.quota == 0 || cost == 0 {
 		return true, 0
@@ -119,7 +160,7 @@ func (l *limiter) take(now time.Time, cost int64) (ok bool, wait time.Duration) 
 			l.used += cost
 			return true, 0
 		}
-		return false, l.windowStart.Add(l.period).Sub(now)
+		return false, l.windowStart.Add(l.windowLen).Sub(now)
 	default:
 		need := cost * l.unit // ≤ capacity, as cost ≤ quota
 		if l.credit >= need {
@@ -136,8 +177,8 @@ func (l *limiter) take(now time.Time, cost int64) (ok bool, wait time.Duration) 
 // quota-u left (at least 0), a window keeps its counter, and GCRA keeps
 // the u emission intervals its theoretical arrival time is ahead of now,
 // at the new rate (see gcra.set). A new period starts a new window at now,
-// with the counter carried over. Coming from unlimited, the bucket is
-// full and GCRA idle.
+// with the counter carried over (a drifting one lasts the new period plus
+// a new draw). Coming from unlimited, the bucket is full and GCRA idle.
 func (l *limiter) set(now time.Time, quota int, period time.Duration) {
 	l.advance(now)
 	oldQuota, oldPeriod, oldUnit, oldCap, oldCredit := l.quota, l.period, l.unit, l.capacity, l.credit
@@ -157,7 +198,7 @@ func (l *limiter) set(now time.Time, quota int, period time.Duration) {
 			l.used = 0
 		}
 		if period != oldPeriod {
-			l.windowStart = now
+			l.windowStart, l.windowLen = now, l.nextWindowLen()
 		}
 	default:
 		if oldQuota == 0 {

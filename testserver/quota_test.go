@@ -1,7 +1,9 @@
 package testserver_test
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -342,6 +344,185 @@ func TestConcurrentRequestsNeverExceedQuota(t *testing.T) {
 			s := h.Stats()
 			if s.Accepted != quota || s.Rejected != goroutines*each-quota {
 				t.Errorf("Stats(): got accepted %d rejected %d, want %d %d", s.Accepted, s.Rejected, quota, goroutines*each-quota)
+			}
+		})
+	}
+}
+
+// TestDriftingFixedWindow drives windows with a WindowJitter by a fake
+// clock. It finds each window's end to the nanosecond from outside (see
+// windowEnds), then checks the lengths, and that one handler, sent
+// requests at each window's first and last instants, accepts exactly
+// Quota per window, with a Retry-After to the window's real end.
+func TestDriftingFixedWindow(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		cfg     testserver.Config
+		windows int
+	}{
+		{
+			name:    "99 per 4s, up to 1s longer",
+			cfg:     testserver.Config{Quota: 99, Period: 4 * time.Second, WindowJitter: time.Second, Seed: 1},
+			windows: 12,
+		},
+		{
+			name:    "3 per second, up to 3s longer",
+			cfg:     testserver.Config{Quota: 3, Period: time.Second, WindowJitter: 3 * time.Second, Seed: 42},
+			windows: 12,
+		},
+		{
+			name:    "seed 0, 1ms of jitter",
+			cfg:     testserver.Config{Quota: 5, Period: 250 * time.Millisecond, WindowJitter: time.Millisecond},
+			windows: 12,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Mode = testserver.FixedWindow
+			start := newFakeClock().Now() // a whole second
+			ends := windowEnds(t, cfg, start, tc.windows)
+
+			// The first window began before the handler, at a random
+			// offset: it ends within a window's longest length of the
+			// start, not a whole Period after it.
+			if d := ends[0].Sub(start); d <= 0 || d >= cfg.Period+cfg.WindowJitter || d == cfg.Period {
+				t.Errorf("first window ends %v after the start: want in (0, %v), not %v", d, cfg.Period+cfg.WindowJitter, cfg.Period)
+			}
+			lengths := map[time.Duration]bool{}
+			for i := 1; i < len(ends); i++ {
+				d := ends[i].Sub(ends[i-1])
+				if d < cfg.Period || d >= cfg.Period+cfg.WindowJitter {
+					t.Errorf("window %d lasts %v: want in [%v, %v)", i, d, cfg.Period, cfg.Period+cfg.WindowJitter)
+				}
+				lengths[d] = true
+			}
+			if len(lengths) < 2 {
+				t.Errorf("window lengths: got %d distinct among %d, want them to differ", len(lengths), len(ends)-1)
+			}
+			for i, e := range ends {
+				if e.Nanosecond() == 0 {
+					t.Errorf("window %d ends at %v, on a whole second", i, e)
+				}
+			}
+			other := cfg
+			other.Seed++
+			if otherEnds := windowEnds(t, other, start, 1); otherEnds[0].Equal(ends[0]) {
+				t.Errorf("seeds %d and %d: both first windows end at %v, want different windows", cfg.Seed, other.Seed, ends[0])
+			}
+
+			// One handler, sent requests at each window's first and last
+			// instants and in its middle, sees the windows found above.
+			clock := newFakeClock()
+			cfg.Now = clock.Now
+			h := newHandler(t, cfg)
+			from := start
+			for i, end := range ends {
+				var accepted, rejected int
+				send := func(at time.Time, n int) {
+					clock.Advance(at.Sub(clock.Now()))
+					for range n {
+						r := serve(h, "POST", "/api", "x")
+						switch {
+						case r.status == http.StatusOK && accepted < cfg.Quota:
+							accepted++
+						case r.status == http.StatusTooManyRequests && accepted == cfg.Quota:
+							rejected++
+							if want := retryAfter(end.Sub(at)); r.retryAfter != want {
+								t.Errorf("window %d, 429 at %v before its end: got Retry-After %q, want %q", i, end.Sub(at), r.retryAfter, want)
+							}
+						default:
+							t.Fatalf("window %d, request at %v before its end: got %d after %d accepted, want 200 for the first %d, then 429",
+								i, end.Sub(at), r.status, accepted, cfg.Quota)
+						}
+					}
+				}
+				send(from, cfg.Quota-1)            // the counter was reset at from
+				send(from.Add(end.Sub(from)/2), 3) // 1 accepted, 2 rejected
+				send(end.Add(-time.Nanosecond), 1) // rejected
+				if accepted != cfg.Quota || rejected != 3 {
+					t.Errorf("window %d: got %d accepted, %d rejected, want %d, 3", i, accepted, rejected, cfg.Quota)
+				}
+				from = end
+			}
+			s := h.Stats()
+			if want := int64(len(ends) * cfg.Quota); s.Accepted != want || s.Rejected != int64(3*len(ends)) {
+				t.Errorf("Stats(): got accepted %d rejected %d, want %d %d", s.Accepted, s.Rejected, want, 3*len(ends))
+			}
+			if got, want := s.WindowJitter, cfg.WindowJitter.String(); got != want {
+				t.Errorf("Stats().WindowJitter: got %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// windowEnds returns the ends of the first n fixed windows of handlers
+// made with cfg at start, to the nanosecond. It relies on the windows
+// being the same for a seed: a fresh handler whose window at a is used
+// up accepts a request at b iff a window ended in (a, b], so each end is
+// found by bisection.
+func windowEnds(t *testing.T, cfg testserver.Config, start time.Time, n int) []time.Time {
+	t.Helper()
+	endedIn := func(a, b time.Time) bool {
+		clock := newFakeClock()
+		clock.Advance(start.Sub(clock.Now()))
+		c := cfg
+		c.Now = clock.Now
+		h := newHandler(t, c)
+		clock.Advance(a.Sub(start))
+		for j := range cfg.Quota + 1 {
+			want := http.StatusOK
+			if j == cfg.Quota {
+				want = http.StatusTooManyRequests
+			}
+			if r := serve(h, "POST", "/api", "x"); r.status != want {
+				t.Fatalf("request %d at %v after the start: got %d, want %d", j, a.Sub(start), r.status, want)
+			}
+		}
+		clock.Advance(b.Sub(a))
+		return serve(h, "POST", "/api", "x").status == http.StatusOK
+	}
+	var ends []time.Time
+	from := start
+	for range n {
+		// The next end is in (lo, hi]: a window lasts at most
+		// Period+WindowJitter.
+		lo, hi := from, from.Add(cfg.Period+cfg.WindowJitter)
+		if !endedIn(from, hi) {
+			t.Fatalf("no window ends in (%v, %v] after the start", from.Sub(start), hi.Sub(start))
+		}
+		for hi.Sub(lo) > 1 {
+			mid := lo.Add(hi.Sub(lo) / 2)
+			if endedIn(from, mid) {
+				hi = mid
+			} else {
+				lo = mid
+			}
+		}
+		ends = append(ends, hi)
+		from = hi
+	}
+	return ends
+}
+
+// retryAfter is the Retry-After of a 429 for a wait: whole seconds,
+// rounded up, at least 1.
+func retryAfter(wait time.Duration) string {
+	return fmt.Sprint(max(int64((wait+time.Second-1)/time.Second), 1))
+}
+
+func TestWindowJitterConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  testserver.Config
+	}{
+		{"negative", testserver.Config{Mode: testserver.FixedWindow, WindowJitter: -1}},
+		{"token bucket", testserver.Config{WindowJitter: time.Second}},
+		{"gcra", testserver.Config{Mode: testserver.GCRA, WindowJitter: time.Second}},
+		{"too long", testserver.Config{Mode: testserver.FixedWindow, Period: time.Duration(math.MaxInt64 / 2), WindowJitter: time.Duration(math.MaxInt64/2 + 2)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := testserver.NewHandler(tc.cfg); !errors.Is(err, testserver.ErrConfig) {
+				t.Errorf("NewHandler(%+v): got %v, want an error wrapping ErrConfig", tc.cfg, err)
 			}
 		})
 	}

@@ -57,6 +57,10 @@ type Stats struct {
 	// Burst is how many requests (or cost units) GCRA accepts back to
 	// back after an idle period, 1 for none; 0 in the other modes.
 	Burst int `json:"burst,omitempty"`
+	// WindowJitter is Config.WindowJitter, as time.Duration.String: how
+	// much longer than Period a drifting fixed window may last; "" for
+	// none.
+	WindowJitter string `json:"window_jitter,omitempty"`
 	// CostHeader and CostField are Config's: how a request's cost is
 	// read; both "" when every request costs 1.
 	CostHeader string `json:"cost_header,omitempty"`

@@ -3,8 +3,8 @@
 // for each scenario in the paced and SRE modes. The scenarios come in
 // families: a token bucket whose quota changes mid-run, the same backend
 // shared with an uncontrolled client, a per-minute quota scaled down, a
-// fixed window with latency and a strict GCRA limiter (the last two with
-// bounded inputs). Each run is measured from the server's own /stats and
+// fixed window with latency, a strict GCRA limiter and a drifting fixed
+// window without Retry-After (the last three with bounded inputs). Each run is measured from the server's own /stats and
 // checked against the pacing targets; the report goes to -out/results.md,
 // the raw results to -out/results.json.
 //

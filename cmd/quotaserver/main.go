@@ -6,7 +6,7 @@
 // Usage:
 //
 //	quotaserver [--addr 127.0.0.1:8500] [--quota 100] [--period 1s] [--mode token-bucket|fixed-window|gcra]
-//	            [--burst 0] [--refill 100ms] [--cost-header X-Cost] [--cost-field tokens]
+//	            [--burst 0] [--window-jitter 0] [--refill 100ms] [--cost-header X-Cost] [--cost-field tokens]
 //	            [--latency 0] [--jitter 0] [--error-rate 0] [--item-error-rate 0] [--max-body 1048576]
 //	            [--max-conns 256] [--seed 0] [--log-level info] [--shutdown-timeout 10s]
 //
@@ -81,6 +81,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		period          = fs.Duration("period", time.Second, "quota period")
 		mode            = fs.String("mode", string(testserver.TokenBucket), "quota algorithm: token-bucket, fixed-window or gcra (strict: requests period/quota apart)")
 		burst           = fs.Int("burst", 0, "gcra only: requests (or cost units) that may come back to back after an idle period; 0 or 1 means no burst")
+		windowJitter    = fs.Duration("window-jitter", 0, "fixed-window only: each window lasts the period plus a random extra in [0, window-jitter), the first starting at a random offset, so windows drift; 0 means windows of exactly the period from the start")
 		refill          = fs.Duration("refill", 0, "token bucket refill step; 0 means 100ms or the period if shorter")
 		latency         = fs.Duration("latency", 0, "delay added to every API request")
 		jitter          = fs.Duration("jitter", 0, "extra uniformly random delay in [0, jitter)")
@@ -90,7 +91,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		itemErrorRate   = fs.Float64("item-error-rate", 0, "probability in [0, 1] that each item of a JSON-array batch answered 200 fails, answered {\"status\":500,...} in its place")
 		maxBody         = fs.Int64("max-body", testserver.DefaultMaxBodyBytes, "largest API request body in bytes; larger ones get 413")
 		maxConns        = fs.Int("max-conns", testserver.DefaultMaxConns, "concurrent connections; more wait to be accepted")
-		seed            = fs.Uint64("seed", 0, "seed for jitter and injected errors")
+		seed            = fs.Uint64("seed", 0, "seed for jitter, injected errors and drifting windows")
 		logLevel        = fs.String("log-level", "info", "log level: debug (one line per request), info, warn or error")
 		shutdownTimeout = fs.Duration("shutdown-timeout", 10*time.Second, "how long to wait for requests in flight on SIGINT or SIGTERM")
 	)
@@ -115,6 +116,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usagef("--burst: %d is negative", *burst)
 	case *burst != 0 && *mode != string(testserver.GCRA):
 		return usagef("--burst: only with --mode %s (the %s's burst is --quota)", testserver.GCRA, *mode)
+	case *windowJitter < 0:
+		return usagef("--window-jitter: %v is negative", *windowJitter)
+	case *windowJitter != 0 && *mode != string(testserver.FixedWindow):
+		return usagef("--window-jitter: only with --mode %s", testserver.FixedWindow)
 	case *refill < 0:
 		return usagef("--refill: %v is negative", *refill)
 	case *latency < 0:
@@ -143,6 +148,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Period:        *period,
 		Mode:          testserver.Mode(*mode),
 		Burst:         *burst,
+		WindowJitter:  *windowJitter,
 		Refill:        *refill,
 		Latency:       *latency,
 		Jitter:        *jitter,

@@ -27,6 +27,7 @@ type serverStats struct {
 	Period             string
 	Mode               string
 	Burst              int
+	WindowJitter       string `json:"window_jitter"`
 	CostHeader         string `json:"cost_header"`
 	CostField          string `json:"cost_field"`
 }
@@ -62,6 +63,13 @@ func TestRunServesAndShutsDown(t *testing.T) {
 			args:      []string{"--quota", "1", "--period", "1m", "--mode", "gcra", "--burst", "3"},
 			want:      []int{200, 200, 200, 429},
 			wantStats: serverStats{Accepted: 3, Rejected: 1, AcceptedCost: 3, RejectedCost: 1, Items: 3, Quota: 1, Period: "1m0s", Mode: "gcra", Burst: 3},
+		},
+		{
+			// With seed 1, the first window ends 55 minutes after the start.
+			name:      "drifting fixed window",
+			args:      []string{"--quota", "2", "--period", "1h", "--mode", "fixed-window", "--window-jitter", "10m", "--seed", "1"},
+			want:      []int{200, 200, 429},
+			wantStats: serverStats{Accepted: 2, Rejected: 1, AcceptedCost: 2, RejectedCost: 1, Items: 2, Quota: 2, Period: "1h0m0s", Mode: "fixed-window", WindowJitter: "10m0s"},
 		},
 		{
 			name: "cost field, batches and item errors",
@@ -181,6 +189,10 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{[]string{"--mode=gcra", "--burst=-1"}, "--burst"},
 		{[]string{"--burst=10"}, "--burst"}, // token bucket: its burst is --quota
 		{[]string{"--mode=fixed-window", "--burst=1"}, "--burst"},
+		{[]string{"--mode=fixed-window", "--window-jitter=-1s"}, "--window-jitter"},
+		{[]string{"--window-jitter=1s"}, "--window-jitter"}, // token bucket
+		{[]string{"--mode=gcra", "--window-jitter=1s"}, "--window-jitter"},
+		{[]string{"--mode=fixed-window", "--period=2562047h", "--window-jitter=1h"}, "WindowJitter"},
 		{[]string{"--refill=-1s"}, "--refill"},
 		{[]string{"--latency=-1ms"}, "--latency"},
 		{[]string{"--jitter=-1ms"}, "--jitter"},
@@ -241,7 +253,7 @@ func TestRunHelp(t *testing.T) {
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("run -h: got %v, want flag.ErrHelp", err)
 	}
-	for _, name := range []string{"-addr", "-quota", "-period", "-mode", "gcra", "-burst", "-refill", "-latency", "-jitter", "-error-rate", "-item-error-rate", "-cost-header", "-cost-field", "-max-body", "-max-conns", "-log-level"} {
+	for _, name := range []string{"-addr", "-quota", "-period", "-mode", "gcra", "-burst", "-window-jitter", "-refill", "-latency", "-jitter", "-error-rate", "-item-error-rate", "-cost-header", "-cost-field", "-max-body", "-max-conns", "-log-level"} {
 		if !strings.Contains(stderr.String(), name) {
 			t.Errorf("usage does not mention %s:\n%s", name, stderr.String())
 		}

@@ -44,7 +44,7 @@ type Result struct {
 	Recovery *int `json:"recovery_s,omitempty"`
 
 	// Bounded runs: the elements' outcomes, the run's wall time and the
-	// ideal time (elements ÷ the quota's rate), in seconds.
+	// ideal time (elements ÷ the quota's average rate), in seconds.
 	Elements        int64   `json:"elements,omitempty"`
 	Success         int64   `json:"success,omitempty"`
 	ServerThrottled int64   `json:"server_throttled,omitempty"`
@@ -89,12 +89,20 @@ func (r Result) value(m metric) float64 {
 	return math.NaN()
 }
 
-// meets reports whether r meets target t. A bounded run's time counts
-// only if every element succeeded: a run that rejects its input can end
-// early.
-func (r Result) meets(t target) bool {
-	if t.metric == timeRatio && r.Success < r.Elements {
-		return false
+// meets reports whether r, a run of sc, meets target t. A bounded run's
+// time counts only if its successes met sc's success target (every
+// element if it has none): a run that rejects its input can end early.
+func (sc scenario) meets(r Result, t target) bool {
+	if t.metric == timeRatio {
+		enough := target{metric: succeeded, limit: 1}
+		for _, st := range sc.targets {
+			if st.metric == succeeded {
+				enough = st
+			}
+		}
+		if r.Success < r.Elements && !enough.met(r.value(succeeded)) {
+			return false
+		}
 	}
 	return t.met(r.value(t.metric))
 }

@@ -173,4 +173,45 @@ func TestScenarioTimes(t *testing.T) {
 	if got, want := scenarios[indexOf("steady")].runFor(30*time.Second), 30*time.Second; got != want {
 		t.Errorf("steady: runFor(30s) = %v, want %v", got, want)
 	}
+	// Drifting windows of 4 s plus up to 1 s last 4.5 s on average: 99 per
+	// 4.5 s is 22/s, and 2,000 elements take 90.9 s at that rate.
+	drift := scenarios[indexOf("drift-window")]
+	if got, want := drift.quotaRate(), 22.0; got != want {
+		t.Errorf("drift-window: quotaRate() = %v, want %v", got, want)
+	}
+	if got, want := drift.ideal(), 2000*time.Second/22; got-want > time.Microsecond || want-got > time.Microsecond {
+		t.Errorf("drift-window: ideal() = %v, want %v", got, want)
+	}
+}
+
+// TestTimeNeedsTheSuccessTarget checks that a bounded run's time is
+// judged only once its successes met the scenario's success target: every
+// element for gcra-600, 99 % for drift-window.
+func TestTimeNeedsTheSuccessTarget(t *testing.T) {
+	timeTarget := func(sc scenario) target {
+		for _, t := range sc.targets {
+			if t.metric == timeRatio {
+				return t
+			}
+		}
+		panic(sc.name + " has no time target")
+	}
+	for _, tc := range []struct {
+		scenario string
+		success  int64
+		want     bool
+	}{
+		{"gcra-600", 600, true},
+		{"gcra-600", 599, false},
+		{"drift-window", 2000, true},
+		{"drift-window", 1980, true},
+		{"drift-window", 1979, false},
+	} {
+		sc := scenarios[indexOf(tc.scenario)]
+		r := Result{Elements: int64(sc.elements), Success: tc.success, Ideal: sc.ideal().Seconds()}
+		r.Elapsed = 1.05 * r.Ideal
+		if got := sc.meets(r, timeTarget(sc)); got != tc.want {
+			t.Errorf("%s, %d of %d succeeded, time 1.05 × ideal: meets(time) = %v, want %v", tc.scenario, tc.success, sc.elements, got, tc.want)
+		}
+	}
 }

@@ -68,7 +68,7 @@ func encodeResults(rs []Result) []byte {
 func mark(sc scenario, r Result, m metric, text string) string {
 	for _, t := range sc.targets {
 		if t.metric == m {
-			if r.meets(t) {
+			if sc.meets(r, t) {
 				return text + " ✓"
 			}
 			return text + " ✗"
@@ -107,7 +107,7 @@ func verdicts(sc scenario, r Result) string {
 			text = fmt.Sprintf("%.2f", v)
 		}
 		ok := "✗"
-		if r.meets(t) {
+		if sc.meets(r, t) {
 			ok = "✓"
 		}
 		parts = append(parts, fmt.Sprintf("%s: %s %s", t, text, ok))

@@ -69,6 +69,19 @@ var families = []family{
 			"*Time* and *ideal* as in the previous family. `make livebench LIVE_SCENARIOS=gcra-600` runs the first " +
 			"alone.",
 	},
+	{
+		name:    "drift-window",
+		title:   "Drifting fixed window without Retry-After, bounded input, default flags",
+		bounded: true,
+		setup: "An API whose counter resets on a schedule of its own: a fixed window of 99 requests whose length is " +
+			"drawn anew for each window, 4 s plus a random 0–1 s (`testserver.Config.WindowJitter`, from a fixed seed), " +
+			"the first having begun a random 0–4 s before the server started, so that windows line up neither with " +
+			"the run's start nor with whole seconds. Its 429s carry no Retry-After, and 40 ms is added to every answer " +
+			"(the HTTP caller keeps its connections alive). The pipeline: 2,000 generated elements with default flags " +
+			"(one group, one call in flight): 99 calls one after another take about 4 s, nearly a whole window. " +
+			"*Time* as in the window-latency family; *ideal* is elements ÷ the quota's average rate, 99 per 4.5 s " +
+			"(the mean window): 2,000 ÷ 22/s ≈ 90.9 s. The time counts only if at least 99 % of the elements succeeded.",
+	},
 }
 
 // scenario is one real-time run setup.
@@ -99,19 +112,29 @@ type scenario struct {
 	targets []target
 }
 
-// quotaRate is the scenario's starting quota in requests per second.
+// quotaRate is the scenario's starting quota in requests per second, on
+// average: Quota per mean window, which for drifting fixed windows is
+// Period + WindowJitter/2 (each window lasts Period plus a uniform draw in
+// [0, WindowJitter)).
 func (sc scenario) quotaRate() float64 {
+	return float64(sc.server.Quota) / sc.meanPeriod().Seconds()
+}
+
+// meanPeriod is the quota's period, or its mean window if the windows
+// drift.
+func (sc scenario) meanPeriod() time.Duration {
 	p := sc.server.Period
 	if p == 0 {
 		p = testserver.DefaultPeriod
 	}
-	return float64(sc.server.Quota) / p.Seconds()
+	return p + sc.server.WindowJitter/2
 }
 
 // bounded reports whether the scenario is a bounded input.
 func (sc scenario) bounded() bool { return sc.elements > 0 }
 
-// ideal is a bounded run's ideal time: elements ÷ the quota's rate.
+// ideal is a bounded run's ideal time: elements ÷ the quota's average
+// rate (see quotaRate).
 func (sc scenario) ideal() time.Duration {
 	return time.Duration(float64(sc.elements) / sc.quotaRate() * float64(time.Second))
 }
@@ -129,6 +152,7 @@ var (
 	tokenBucketTargets = []target{{metric: utilisation, limit: 0.97}, {metric: waste, atMost: true, limit: 0.03}}
 	changeTargets      = append(tokenBucketTargets[:2:2], target{metric: recovery, atMost: true, limit: 10})
 	boundedTargets     = []target{{metric: succeeded, limit: 1}, {metric: waste, atMost: true, limit: 0.05}, {metric: timeRatio, atMost: true, limit: 1.15}}
+	driftTargets       = []target{{metric: succeeded, limit: 0.99}, {metric: waste, atMost: true, limit: 0.03}, {metric: timeRatio, atMost: true, limit: 1.10}}
 )
 
 // streamMaxWait bounds the backlog of the streaming runs (offered 4× the
@@ -185,6 +209,14 @@ var scenarios = []scenario{
 		name: "gcra-600-burst10", family: "gcra", about: "600 elements, GCRA 10/s with a burst of 10, default flags",
 		server:   testserver.Config{Quota: 10, Mode: testserver.GCRA, Burst: 10},
 		elements: 600, targets: boundedTargets,
+	},
+	{
+		name: "drift-window", family: "drift-window",
+		about: "2,000 elements, 99 per fixed window of 4–5 s (drifting, not aligned), no Retry-After, 40 ms per request, " +
+			"default flags; ideal 2,000 ÷ (99 per 4.5 s, the mean window) ≈ 90.9 s",
+		server: testserver.Config{Quota: 99, Period: 4 * time.Second, WindowJitter: time.Second, Mode: testserver.FixedWindow,
+			NoRetryAfter: true, Latency: 40 * time.Millisecond, Seed: 1},
+		elements: 2000, targets: driftTargets,
 	},
 }
 
