@@ -38,7 +38,7 @@ func TestOptionOrder(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(want, got, cmp.AllowUnexported(config{}), cmpopts.IgnoreFields(config{}, "windowOptions")); diff != "" {
+			if diff := cmp.Diff(want, got, cmp.AllowUnexported(config{}, hook{}), cmpopts.IgnoreFields(config{}, "windowOptions")); diff != "" {
 				t.Errorf("rotation %d: config differs (-want +got):\n%s", i, diff)
 			}
 		}
