@@ -626,7 +626,7 @@ func TestLimitCases(t *testing.T) {
 	}
 	met := map[string][]string{
 		"limit/drift-window":         {"every element succeeds", "done within"},
-		"limit/gcra":                 {"every element succeeds", "done within"},
+		"limit/gcra":                 {"every element succeeds", "done within", "waste"},
 		"limit/minute/1-worker":      {"waste"},
 		"limit/competitor/1-worker":  {"waste", "utilisation"},
 		"limit/minute/8-workers":     nil,

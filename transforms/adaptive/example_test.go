@@ -88,5 +88,5 @@ func ExamplePacer() {
 	// second 2: sent 20, refused 1
 	// second 3: sent 20, refused 1
 	// second 4: sent 20, refused 0
-	// second 5: sent 21, refused 1
+	// second 5: sent 20, refused 0
 }

@@ -21,6 +21,12 @@ import (
 //     faster above it (30 % above it another Recover later). Near the last
 //     point of congestion it probes gently, so little is wasted; far from
 //     it, capacity that grew is found within a few Recover.
+//   - A steady ceiling: when a congestion comes within a tenth of the
+//     ceiling before it, the backend's limit is about there. The curve then
+//     flattens a hundredth below the ceiling rather than at it, so that a
+//     strict limiter (one that refuses any request ahead of its slot) is
+//     not probed at its exact rate on every climb back, and climbs above it
+//     half as fast, so that it probes for more half as often.
 //   - Dark spells: after a decrease the rate stays put until a request sent
 //     since is accepted. Until then the Pacer probes with one request at a
 //     time (no other is let through while one is unanswered), and each
@@ -81,6 +87,7 @@ type Pacer struct {
 	held    int64   // recent Decide calls that postponed (for Probability)
 	asked   int64   // recent Decide calls
 	unit    float64 // typical cost of a request (EWMA); 0 until a request with a cost is let through
+	steady  bool    // the last congestion came within steadyBand of the ceiling before it
 }
 
 // NewPacer returns a Pacer for cfg, or an error naming the invalid field.
@@ -153,10 +160,17 @@ func (p *Pacer) curve(n int64) float64 {
 	}
 	x := t/(p.cfg.Recover.Seconds()*float64(p.cfg.Groups)) - 1
 	a := 1 - p.cfg.Beta // below the ceiling: back from Beta·ceil
+	c := p.ceil
+	if p.steady {
+		c *= 1 - steadyMargin
+	}
 	if x > 0 {
 		a = probeGain // above it: probing for more
+		if p.steady {
+			x /= 2
+		}
 	}
-	r := min(max(p.ceil*(1+a*x*x*x), p.floor()), maxRate)
+	r := min(max(c*(1+a*x*x*x), p.floor()), maxRate)
 	if p.cfg.Rate > 0 { // known: never above it
 		r = min(r, p.cfg.Rate)
 	}
@@ -242,6 +256,7 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 		}
 		if p.ceil == 0 || !p.dark {
 			p.spell = r // a new congestion: remember where it began
+			p.steady = p.ceil > 0 && math.Abs(r-p.ceil) <= p.ceil*steadyBand
 		}
 		cut := p.cfg.Beta
 		if p.dark {

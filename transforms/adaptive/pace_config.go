@@ -62,6 +62,17 @@ const (
 	maxRate = 1e12
 )
 
+// steadyBand and steadyMargin shape the curve under a steady ceiling (see
+// [Pacer]): a congestion within steadyBand of the ceiling before it makes
+// the ceiling steady, and the curve then flattens steadyMargin below it.
+// A tenth is the Pacer's own first cut (Beta's default): a congestion
+// closer than one cut to the last is at the same limit. A hundredth costs
+// a hundredth of the throughput at most.
+const (
+	steadyBand   = 0.1
+	steadyMargin = 0.01
+)
+
 // unitWeight is the weight of each request's cost in the Pacer's unit, an
 // exponentially weighted moving average. 1/8 is the weight of a new sample
 // in TCP's smoothed round-trip time (RFC 6298): the unit follows a change

@@ -7,7 +7,8 @@ import (
 
 // pacerVersion is the version byte of the Pacer's state encoding: the high
 // nibble is the policy (2, the pacer), the low one the version. Version 3
-// added the unit; the state of version 2 (pacerVersion2), saved when every
+// added the unit, and later the steady flag (a Pacer saved before it reads
+// as not steady); the state of version 2 (pacerVersion2), saved when every
 // request cost 1, is read with the unit not known yet (0), and its rates
 // as cost units per second.
 const (
@@ -23,8 +24,8 @@ var probeGain = 0.3
 // had one fewer, the unit, which comes last.
 const pacerWords = 14
 
-// pacerFlags are the bits of the flags byte: started, dark.
-const pacerFlags = 1 | 2
+// pacerFlags are the bits of the flags byte: started, dark, steady.
+const pacerFlags = 1 | 2 | 4
 
 // MarshalBinary encodes the Pacer's state, versioned.
 func (p *Pacer) MarshalBinary() ([]byte, error) {
@@ -36,6 +37,9 @@ func (p *Pacer) MarshalBinary() ([]byte, error) {
 	}
 	if p.dark {
 		flags |= 2
+	}
+	if p.steady {
+		flags |= 4
 	}
 	b = append(b, flags)
 	for _, f := range []float64{p.rate, p.ceil, p.spell} {
@@ -68,7 +72,7 @@ func (p *Pacer) UnmarshalBinary(data []byte) error {
 	if data[1]&^pacerFlags != 0 {
 		return ErrState
 	}
-	q := Pacer{cfg: cfg, started: data[1]&1 != 0, dark: data[1]&2 != 0}
+	q := Pacer{cfg: cfg, started: data[1]&1 != 0, dark: data[1]&2 != 0, steady: data[1]&4 != 0}
 	d := data[2:]
 	f := func() float64 { v := math.Float64frombits(binary.LittleEndian.Uint64(d)); d = d[8:]; return v }
 	i := func() int64 { v := int64(binary.LittleEndian.Uint64(d)); d = d[8:]; return v }
