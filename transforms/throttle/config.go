@@ -25,7 +25,8 @@ const (
 	costCall                  // WithCallCost: 1 per call
 )
 
-// hook is a user's value given to a typed option (WithKeyFunc, WithCost),
+// hook is a user's value given to a typed option (WithKeyFunc, WithCost,
+// WithCacheKey),
 // with the element type its method takes.
 type hook struct {
 	v    any
@@ -73,6 +74,10 @@ type config struct {
 	BytesPerCall  int
 	Cost          hook
 	CostBy        costBy
+	Cache         bool          // WithCache
+	CacheAddr     string        // its Redis address; empty for the in-process LRU
+	CacheTTL      time.Duration // how long a response is kept; 0 until evicted
+	CacheKey      hook          // WithCacheKey
 
 	// windowOptions names the options that chose the window
 	// (WithResetInterval, WithSlidingWindow), for validate.
@@ -198,6 +203,9 @@ func (c config) validate() error {
 	}
 	if c.BytesPerCall < 0 {
 		bad("WithBytesPerCall", "must be >= 0, got %d", c.BytesPerCall)
+	}
+	if c.CacheTTL < 0 {
+		bad("WithCache", "ttl must be >= 0, got %v", c.CacheTTL)
 	}
 	if _, err := parseStrategy(c.Strategy); err != nil {
 		errs = append(errs, err)

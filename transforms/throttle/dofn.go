@@ -14,6 +14,7 @@ import (
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/cache"
 )
 
 // throttleFn is the stateful step: per group key it buffers elements in
@@ -54,6 +55,7 @@ type throttleFn struct {
 	shared     bool          // policy is the worker's (ScopeWorker), not saved per group
 	pool       *permitPool   // the worker's permits of the shared quota; nil without one
 	progress   *progressMark // the transform's last progress on this worker (MaxStall)
+	cache      cache.Store   // the worker's response cache (WithCache); nil without one
 	src        *rand.PCG
 	rng        *rand.Rand
 }
@@ -78,9 +80,12 @@ type settings struct {
 	Groups        int
 	Scope         Scope
 	Quota         QuotaConfig
-	ItemsPerCall  int  // elements per call at most (WithItemsPerCall)
-	BytesPerCall  int  // payload bytes per call at most, 0 for no bound (WithBytesPerCall)
-	CostPerCall   bool // WithCallCost: every call costs 1
+	ItemsPerCall  int           // elements per call at most (WithItemsPerCall)
+	BytesPerCall  int           // payload bytes per call at most, 0 for no bound (WithBytesPerCall)
+	CostPerCall   bool          // WithCallCost: every call costs 1
+	Cache         bool          // WithCache
+	CacheAddr     string        // its Redis address; empty for the in-process LRU
+	CacheTTL      time.Duration // how long a response is kept; 0 until evicted
 }
 
 func (f *throttleFn) Setup(ctx context.Context) error {
@@ -123,6 +128,11 @@ func (f *throttleFn) Setup(ctx context.Context) error {
 	}
 	if f.progress, err = workerProgress.acquire(f.ID, newProgressMark); err != nil {
 		return err
+	}
+	if f.Cache {
+		if f.cache, err = acquireCache(f.CacheAddr); err != nil {
+			return err
+		}
 	}
 	log.Infof(ctx, "throttle: caller %v ready: batches of %d every %v, mode %v, strategy %s",
 		f.Caller.Type.T, f.BatchSize, f.BatchInterval, f.Mode, f.Strategy)
@@ -171,6 +181,10 @@ func (f *throttleFn) Teardown(ctx context.Context) error {
 	if f.progress != nil {
 		workerProgress.release(f.ID)
 		f.progress = nil
+	}
+	if f.cache != nil {
+		releaseCache(f.CacheAddr)
+		f.cache = nil
 	}
 	if f.caller.IsValid() {
 		if t, ok := f.caller.Interface().(clientcall.Teardowner); ok {

@@ -110,7 +110,7 @@ func checkRecords(s beam.Scope, records beam.PCollection, c *recordCheck) {
 func outcomeMetrics(t *testing.T, res beam.PipelineResult) map[string]int64 {
 	t.Helper()
 	got := map[string]int64{}
-	for _, m := range []string{metricAccepted, metricClientThrottled, metricServerThrottled, metricErrors, metricDropped} {
+	for _, m := range []string{metricAccepted, metricCacheHits, metricClientThrottled, metricServerThrottled, metricErrors, metricDropped} {
 		got[m] = counter(t, res, m)
 	}
 	return got
@@ -118,7 +118,7 @@ func outcomeMetrics(t *testing.T, res beam.PipelineResult) map[string]int64 {
 
 // sumOutcomes adds up the outcome counters: the elements accounted for.
 func sumOutcomes(m map[string]int64) int64 {
-	return m[metricAccepted] + m[metricClientThrottled] + m[metricServerThrottled] + m[metricErrors] + m[metricDropped]
+	return m[metricAccepted] + m[metricCacheHits] + m[metricClientThrottled] + m[metricServerThrottled] + m[metricErrors] + m[metricDropped]
 }
 
 // TestFaultSlowBackend: a backend slower than the per-call timeout. Whether

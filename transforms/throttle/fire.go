@@ -30,9 +30,11 @@ type driver struct {
 	out   emitters
 
 	t       tally
-	core    *firing.Firing // the rule of the firing, made by begin
-	requeue []item         // elements to try again on a later firing (429s, retries)
-	rest    []item         // elements the policy postponed, not tried in this firing
+	core    *firing.Firing  // the rule of the firing, made by begin
+	requeue []item          // elements to try again on a later firing (429s, retries)
+	rest    []item          // elements the policy postponed, not tried in this firing
+	keys    map[string]bool // the cache keys of the elements this firing decides on (WithCache)
+	waiting []item          // elements whose cache key another element of this firing holds
 }
 
 // newFiring starts a firing of group key for the timer time fire.

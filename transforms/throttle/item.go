@@ -35,6 +35,9 @@ type item struct {
 	// Cost is what a call for it is charged against the pacer and the
 	// shared quota (WithCost), in cost units; 0 means 1 (see cost).
 	Cost int64
+	// CacheKey is its key in the response cache (WithCache), empty without
+	// one.
+	CacheKey string
 }
 
 // cost is the cost of it in cost units: at least 1.
@@ -54,17 +57,18 @@ func itemOf(m Message) item {
 // element of the keyed PCollection and the value of the queue's map state,
 // which a runner persists (Dataflow), so its encoding is versioned: a
 // change of layout gets a new version, and decodeBatch keeps reading the
-// old ones. Version 1 had no Message metadata, version 2 no cost.
-const batchVersion = 3
+// old ones. Version 1 had no Message metadata, version 2 no cost, version
+// 3 no cache key.
+const batchVersion = 4
 
 // encodeBatch is the coder of batch: the version, the item count, then per
 // item its payload (length-prefixed), its counters as varints and its last
-// failure, if any, its Message metadata, if any, and its cost (0 for the
-// default cost of 1). Payloads are copied once, unchanged.
+// failure, if any, its Message metadata, if any, its cost (0 for the
+// default cost of 1) and its cache key (empty without a cache). Payloads are copied once, unchanged.
 func encodeBatch(b batch) ([]byte, error) {
 	size := 1 + binary.MaxVarintLen64
 	for i := range b.Items {
-		size += len(b.Items[i].Payload) + 5*binary.MaxVarintLen64 + 2
+		size += len(b.Items[i].Payload) + len(b.Items[i].CacheKey) + 6*binary.MaxVarintLen64 + 2
 	}
 	out := make([]byte, 0, size)
 	out = append(out, batchVersion)
@@ -101,6 +105,7 @@ func encodeBatch(b batch) ([]byte, error) {
 			}
 		}
 		out = binary.AppendVarint(out, it.Cost)
+		out = appendString(out, it.CacheKey)
 	}
 	return out, nil
 }
@@ -149,6 +154,9 @@ func decodeBatch(data []byte) (batch, error) {
 		}
 		if version >= 3 {
 			it.Cost = r.varint()
+		}
+		if version >= 4 {
+			it.CacheKey = string(r.bytes())
 		}
 		if r.err != nil {
 			return batch{}, r.err

@@ -2,7 +2,10 @@ package throttle
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"reflect"
 	"strconv"
@@ -29,11 +32,15 @@ type keyFn struct {
 	HasSeed     bool
 	Cost        userValue // WithCost's function, unless CostBytes
 	CostBytes   bool      // WithByteCost: the payload's size
+	Cache       bool      // WithCache: give each element a cache key, and group by it
+	CachePrefix string    // begins every cache key: the caller's type and configuration, hashed
+	CacheKey    userValue // WithCacheKey's function; the payload's hash if not set
 
 	codec   codec
 	message bool // the input is Message
 	key     reflect.Value
 	cost    reflect.Value
+	ckey    reflect.Value
 	rng     *rand.Rand
 	buf     map[string]*batch
 }
@@ -54,6 +61,13 @@ func (f *keyFn) Setup() error {
 			return err
 		}
 		f.cost = v.MethodByName("Cost")
+	}
+	if f.CacheKey.set() {
+		v, err := f.CacheKey.instantiate()
+		if err != nil {
+			return err
+		}
+		f.ckey = v.MethodByName("CacheKey")
 	}
 	if f.HasSeed {
 		f.rng = rand.New(rand.NewPCG(f.Seed, 0x6b6579))
@@ -88,7 +102,14 @@ func (f *keyFn) ProcessElement(ctx context.Context, elem beam.T, emit func(strin
 		errorsCounter.Inc(ctx, 1)
 		return
 	}
-	k, err := f.keyOf(elem)
+	var err error
+	if f.Cache {
+		it.CacheKey, err = f.cacheKeyOf(elem, it.Payload)
+	}
+	var k string
+	if err == nil {
+		k, err = f.keyOf(elem, it.CacheKey)
+	}
 	if err == nil {
 		it.Cost, err = f.costOf(elem, it.Payload)
 	}
@@ -116,10 +137,18 @@ func (f *keyFn) FinishBundle(emit func(string, batch), _ func(Record)) {
 	f.buf = nil
 }
 
-// keyOf returns the group key of elem, recovering from a panicking key
-// function so one bad element cannot fail the bundle.
-func (f *keyFn) keyOf(elem any) (k string, err error) {
-	if !f.key.IsValid() {
+// keyOf returns the group key of elem: the key function's, else one
+// chosen by its cache key (so that elements with the same key meet in one
+// group), else a random one. It recovers from a panicking key function so
+// one bad element cannot fail the bundle.
+func (f *keyFn) keyOf(elem any, cacheKey string) (k string, err error) {
+	switch {
+	case f.key.IsValid():
+	case cacheKey != "":
+		h := fnv.New64a()
+		h.Write([]byte(cacheKey))
+		return strconv.FormatUint(h.Sum64()%uint64(f.Groups), 10), nil
+	default:
 		return strconv.Itoa(f.rng.IntN(f.Groups)), nil
 	}
 	defer func() {
@@ -128,6 +157,22 @@ func (f *keyFn) keyOf(elem any) (k string, err error) {
 		}
 	}()
 	return f.key.Call([]reflect.Value{reflect.ValueOf(elem)})[0].String(), nil
+}
+
+// cacheKeyOf returns the cache key of elem (payload is its encoding): the
+// prefix, then the key function's key or the payload's SHA-256. It
+// recovers from a panicking key function.
+func (f *keyFn) cacheKeyOf(elem any, payload []byte) (k string, err error) {
+	if !f.ckey.IsValid() {
+		sum := sha256.Sum256(payload)
+		return f.CachePrefix + hex.EncodeToString(sum[:]), nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("throttle: cache key function panicked: %v", r)
+		}
+	}()
+	return f.CachePrefix + f.ckey.Call([]reflect.Value{reflect.ValueOf(elem)})[0].String(), nil
 }
 
 // costOf returns the cost of elem (payload is its encoding), 0 for the

@@ -9,8 +9,8 @@ const namespace = "beamthrottle"
 // the pipeline result and in the Dataflow job UI, for reading them back;
 // the package doc lists them for users (TestMetricNamesDocumented).
 // Every input element ends in exactly one of metricAccepted,
-// metricClientThrottled, metricServerThrottled, metricErrors or
-// metricDropped.
+// metricCacheHits, metricClientThrottled, metricServerThrottled,
+// metricErrors or metricDropped.
 const (
 	metricRequests        = "requests"         // decisions made, retries included
 	metricAccepted        = "accepted"         // calls the backend accepted (= Success elements)
@@ -28,6 +28,13 @@ const (
 	// the pipeline was interrupted (see pipeline.Run); they are counted in
 	// metricClientThrottled, metricServerThrottled or metricDropped too.
 	metricInterrupted = "interrupted"
+	// With WithCache: elements answered from the response cache (they go
+	// to Success without a call, and count in none of the above), elements
+	// the cache did not hold, and reads and writes of the cache that failed
+	// (the element was called for instead).
+	metricCacheHits   = "cache_hits"
+	metricCacheMisses = "cache_misses"
+	metricCacheErrors = "cache_errors"
 )
 
 // The transform's Beam metrics, one for each name above.
@@ -45,6 +52,9 @@ var (
 	callsCounter           = beam.NewCounter(namespace, metricCalls)
 	costCounter            = beam.NewCounter(namespace, metricCost)
 	interruptedCounter     = beam.NewCounter(namespace, metricInterrupted)
+	cacheHitsCounter       = beam.NewCounter(namespace, metricCacheHits)
+	cacheMissesCounter     = beam.NewCounter(namespace, metricCacheMisses)
+	cacheErrorsCounter     = beam.NewCounter(namespace, metricCacheErrors)
 
 	// throttlingMsecs is the counter Beam's Java and Python IOs use to tell
 	// Dataflow's autoscaler that time was spent throttled. The transform adds

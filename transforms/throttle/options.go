@@ -190,6 +190,34 @@ func WithKeyFunc[E any](k interface{ Key(elem E) string }) Option {
 	return func(c *config) { c.KeyFunc = newHook[E](k) }
 }
 
+// WithCache answers repeated requests from a response cache: an element
+// whose request succeeded within the last ttl goes to Success with that
+// response, and spends no call, no quota and no slot. Only successes are
+// cached. redisAddr is a Redis (Memorystore) host:port, shared by every
+// worker and job that uses it; empty means an in-process LRU on each worker
+// (of up to 100,000 responses). A ttl of 0 keeps responses until they are
+// evicted.
+//
+// The cache key is a hash of the caller's type and configuration and of
+// the request's payload (a Message's Data), or WithCacheKey's. Elements with
+// the same key go to the same group (unless WithKeyFunc sets the groups), and
+// a firing calls for one of them at a time, so that one call answers them
+// all. A cache that fails or is slow (over 100 ms) is skipped: the call is
+// made, and the fault counted (cache_errors) and logged.
+func WithCache(redisAddr string, ttl time.Duration) Option {
+	return func(c *config) { c.Cache, c.CacheAddr, c.CacheTTL = true, redisAddr, ttl }
+}
+
+// WithCacheKey replaces the payload's hash as WithCache's key with one
+// computed from the element, such as the field of a request that determines
+// its response. E is the input element type (Message for Message inputs); k's
+// type must be registered with beam.RegisterType and configured by exported
+// fields, as for WithKeyFunc. A panicking key function sends the element to
+// Errors with its payload. WithCacheKey has no effect without WithCache.
+func WithCacheKey[E any](k interface{ CacheKey(elem E) string }) Option {
+	return func(c *config) { c.CacheKey = newHook[E](k) }
+}
+
 // WithStrategy sets what happens to throttled elements (default: Postpone in
 // ModePaced, Route in ModeSRE). It also takes the original tool's names:
 // "dlq" or "DLQ" for Route, "DROP", "RETRY" and "POSTPONE".

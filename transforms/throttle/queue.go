@@ -154,6 +154,8 @@ func (fr *driver) takeLive(sp state.Provider, meta *queueMeta) ([]item, error) {
 		if err != nil || len(got) == 0 {
 			return all, err
 		}
+		took := len(got)
+		got = fr.fromCache(got)
 		now, n := fr.now(), live
 		for i := range got {
 			if _, ok := core.Add(now, elemOf(&got[i])); ok {
@@ -161,7 +163,7 @@ func (fr *driver) takeLive(sp state.Provider, meta *queueMeta) ([]item, error) {
 			}
 		}
 		all = append(all, got...)
-		if live-n == len(got) || live >= f.BatchSize {
+		if live-n == took || live >= f.BatchSize {
 			break
 		}
 	}
@@ -225,7 +227,7 @@ func (f *throttleFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Pr
 	// What goes back keeps its place at the head of the queue, oldest
 	// first: it is older than everything behind it. If the pipeline was
 	// interrupted meanwhile, the queue is routed instead.
-	back := append(fr.requeue, fr.rest...)
+	back := append(append(fr.requeue, fr.rest...), fr.waiting...)
 	if interrupted() {
 		now := fr.now()
 		for _, it := range back {
@@ -240,7 +242,7 @@ func (f *throttleFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Pr
 		if err := f.putBack(sp, &meta, back); err != nil {
 			return err
 		}
-		fr.t.postponed += int64(len(fr.rest))
+		fr.t.postponed += int64(len(fr.rest) + len(fr.waiting))
 	}
 	meta.Armed = 0
 	meta.Skew = fr.start().UnixNano() - fr.wall.UnixNano()

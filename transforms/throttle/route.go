@@ -34,6 +34,7 @@ type tally struct {
 	requests, accepted, clientThrottled, serverThrottled, errs, retries, dropped, postponed int64
 	interrupted                                                                             int64
 	calls, cost                                                                             int64
+	cacheHits, cacheMisses, cacheErrors                                                     int64
 	throttled                                                                               bool
 }
 
@@ -59,6 +60,7 @@ func (fr *driver) routed(now time.Time, items []item, s firing.Step, calls []*ca
 		if s.To == firing.Success {
 			fr.t.accepted++
 			fr.out.ok(&it, resp)
+			fr.remember(&it, resp)
 			return
 		}
 		fl = fr.failureOf(err, s.Prob)
@@ -189,16 +191,22 @@ func (fr *driver) fail(now time.Time, it item, fl failure) {
 // only the last payload of a metric it has not yet looked up, so the
 // first bundles of a stage must make all metrics known before counts flow.
 func (f *throttleFn) report(ctx context.Context, t *tally, touch bool) {
-	for _, c := range []struct {
+	type count struct {
 		c beam.Counter
 		n int64
-	}{
+	}
+	counts := []count{
 		{requestsCounter, t.requests}, {acceptedCounter, t.accepted},
 		{clientThrottledCounter, t.clientThrottled}, {serverThrottledCounter, t.serverThrottled},
 		{errorsCounter, t.errs}, {retriesCounter, t.retries}, {droppedCounter, t.dropped},
 		{postponedCounter, t.postponed}, {callsCounter, t.calls}, {costCounter, t.cost},
 		{interruptedCounter, t.interrupted},
-	} {
+	}
+	if f.cache != nil {
+		counts = append(counts, count{cacheHitsCounter, t.cacheHits}, count{cacheMissesCounter, t.cacheMisses},
+			count{cacheErrorsCounter, t.cacheErrors})
+	}
+	for _, c := range counts {
 		if c.n != 0 || touch {
 			c.c.Inc(ctx, c.n)
 		}

@@ -29,11 +29,16 @@
 //
 // The transform counts what it does in Beam counters of the namespace
 // "beamthrottle", which the pipeline result and the runner's UI show by
-// name. Every input element ends in exactly one of accepted,
+// name. Every input element ends in exactly one of accepted, cache_hits,
 // client_throttled, server_throttled, errors or dropped:
 //
 //	requests          decisions made, retries included
-//	accepted          calls the backend accepted (= Success elements)
+//	accepted          Success elements the backend answered
+//	cache_hits        Success elements answered from the response cache
+//	                  (WithCache), without a call
+//	cache_misses      elements the response cache did not hold
+//	cache_errors      reads and writes of the response cache that failed
+//	                  (the element was called for instead)
 //	client_throttled  ClientThrottled elements
 //	server_throttled  ServerThrottled elements
 //	errors            Errors elements
@@ -227,6 +232,15 @@ func tryAdaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) 
 			return Outputs{}, err
 		}
 	}
+	var cacheKeyV userValue
+	if cfg.Cache && cfg.CacheKey.v != nil {
+		if err := cfg.CacheKey.check("WithCacheKey", elemT); err != nil {
+			return Outputs{}, err
+		}
+		if cacheKeyV, err = newUserValue(cfg.CacheKey.v); err != nil {
+			return Outputs{}, err
+		}
+	}
 	if cfg.Classifier != nil {
 		if _, ok := cfg.Classifier.(clientcall.Classifier); !ok {
 			return Outputs{}, fmt.Errorf("classifier %T does not implement clientcall.Classifier", cfg.Classifier)
@@ -247,6 +261,9 @@ func tryAdaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) 
 		HasSeed:     cfg.HasSeed,
 		Cost:        costV,
 		CostBytes:   cfg.CostBy == costBytes,
+		Cache:       cfg.Cache,
+		CachePrefix: cachePrefix(callerV),
+		CacheKey:    cacheKeyV,
 	}, global)
 	okBytes, ct, st, errs := beam.ParDo4(s, &throttleFn{
 		Flush: timers.InProcessingTime("flush"),
@@ -256,6 +273,7 @@ func tryAdaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) 
 			CallsInFlight: cfg.CallsInFlight, Seed: cfg.Seed, HasSeed: cfg.HasSeed, MaxBuffered: cfg.MaxBuffered,
 			MaxWait: cfg.MaxWait, MaxStall: cfg.MaxStall, Groups: cfg.Groups, Scope: cfg.Scope, Quota: cfg.Quota,
 			ItemsPerCall: cfg.ItemsPerCall, BytesPerCall: cfg.BytesPerCall, CostPerCall: cfg.CostBy == costCall,
+			Cache: cfg.Cache, CacheAddr: cfg.CacheAddr, CacheTTL: cfg.CacheTTL,
 		},
 		Caller:     callerV,
 		Classifier: classV,

@@ -123,6 +123,7 @@ func NewRedis(addr string, timeout time.Duration) *Redis {
 			Addr:                  addr,
 			ContextTimeoutEnabled: true,
 			MaxRetries:            -1, // fail open at once: a miss costs one call, a retry costs time
+			DialerRetries:         1,
 			DialTimeout:           timeout,
 			ReadTimeout:           timeout,
 			WriteTimeout:          timeout,

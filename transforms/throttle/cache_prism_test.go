@@ -1,0 +1,143 @@
+package throttle
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
+
+	"github.com/beamthrottle/beamthrottle/clientcall"
+	"github.com/beamthrottle/beamthrottle/internal/services"
+	"github.com/beamthrottle/beamthrottle/testserver"
+)
+
+func init() {
+	register.DoFn2x0[[]byte, func([]byte)](&genRepeats{})
+	beam.RegisterType(reflect.TypeOf((*killingCaller)(nil)).Elem())
+}
+
+// genRepeats emits N JSON payloads {"id":i mod Distinct}: each of Distinct
+// payloads N/Distinct times.
+type genRepeats struct{ N, Distinct int }
+
+func (g *genRepeats) ProcessElement(_ []byte, emit func([]byte)) {
+	for i := range g.N {
+		emit(fmt.Appendf(nil, `{"id":%d}`, i%g.Distinct))
+	}
+}
+
+func repeats(n, distinct int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = fmt.Sprintf(`{"id":%d}`, i%distinct)
+	}
+	return out
+}
+
+// TestCacheAnswersRepeats: 1,000 elements holding 100 distinct payloads
+// make exactly 100 calls (the quota server's count), with the cache in
+// Redis or in process; every element succeeds with its own response (the
+// server echoes the payload), and the counters say 100 calls and 900
+// answers from the cache.
+func TestCacheAnswersRepeats(t *testing.T) {
+	const n, distinct = 1000, 100
+	for _, backend := range []string{"redis", "memory"} {
+		t.Run(backend, func(t *testing.T) {
+			addr := ""
+			if backend == "redis" {
+				addr = services.StartRedis(t).Addr
+			}
+			srv, err := testserver.NewServer(testserver.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			p, s := beam.NewPipelineWithRoot()
+			in := beam.Reshuffle(s, beam.ParDo(s, &genRepeats{N: n, Distinct: distinct}, beam.Impulse(s)))
+			out := Adaptive(s, in, &clientcall.HTTP{URL: srv.Endpoint()},
+				WithCache(addr, time.Hour), WithGroups(4), WithBatchSize(50), WithBatchInterval(100*time.Millisecond))
+			passert.Equals(s, beam.ParDo(s, bytesToString, out.Success), repeats(n, distinct)...)
+			for _, c := range []beam.PCollection{out.ClientThrottled, out.ServerThrottled, out.Errors} {
+				passert.Empty(s, c)
+			}
+			res := runPipeline(t, p, true)
+			got := outcomeMetrics(t, res)
+			st := srv.Handler.Stats()
+			if st.Accepted != distinct || st.Rejected != 0 {
+				t.Errorf("server answered %d calls (%d refused), want %d: one per distinct payload", st.Accepted, st.Rejected, distinct)
+			}
+			if got[metricAccepted] != distinct || got[metricCacheHits] != n-distinct || sumOutcomes(got) != n {
+				t.Errorf("counters %v, want %d accepted and %d cache hits, %d in all", got, distinct, n-distinct, n)
+			}
+			if e := counter(t, res, metricCacheErrors); e != 0 {
+				t.Errorf("%d cache errors, want none", e)
+			}
+		})
+	}
+}
+
+// killers holds the functions killingCaller calls, by test name.
+var killers sync.Map
+
+// killingCaller is the HTTP caller that runs the function registered under
+// Kill after its After-th call.
+type killingCaller struct {
+	clientcall.HTTP
+	Kill  string
+	After int
+
+	mu    sync.Mutex
+	calls int
+}
+
+func (c *killingCaller) Call(ctx context.Context, req []byte) ([]byte, error) {
+	c.mu.Lock()
+	c.calls++
+	if c.calls == c.After {
+		if f, ok := killers.Load(c.Kill); ok {
+			f.(func())()
+		}
+	}
+	c.mu.Unlock()
+	return c.HTTP.Call(ctx, req)
+}
+
+// TestCacheRedisKilled: Redis is killed mid-run (at the 30th call of one
+// instance of the caller: each DoFn instance has its own). The cache
+// fails open: the elements it can no longer answer are called for, the
+// faults are counted, and every element still ends in exactly one output,
+// here Success (the server has no quota).
+func TestCacheRedisKilled(t *testing.T) {
+	const n, distinct = 1000, 100
+	rs := services.StartRedis(t)
+	killers.Store(t.Name(), rs.Kill)
+	defer killers.Delete(t.Name())
+	srv, err := testserver.NewServer(testserver.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	p, s := beam.NewPipelineWithRoot()
+	in := beam.Reshuffle(s, beam.ParDo(s, &genRepeats{N: n, Distinct: distinct}, beam.Impulse(s)))
+	caller := &killingCaller{HTTP: clientcall.HTTP{URL: srv.Endpoint()}, Kill: t.Name(), After: 30}
+	out := Adaptive(s, in, caller, WithCache(rs.Addr, time.Hour), WithGroups(4), WithBatchSize(50),
+		WithBatchInterval(100*time.Millisecond))
+	passert.Equals(s, beam.ParDo(s, bytesToString, out.Success), repeats(n, distinct)...)
+	res := runPipeline(t, p, true)
+	got := outcomeMetrics(t, res)
+	st := srv.Handler.Stats()
+	if sumOutcomes(got) != n || got[metricAccepted]+got[metricCacheHits] != n {
+		t.Errorf("counters %v, want all %d elements in Success", got, n)
+	}
+	if errs := counter(t, res, metricCacheErrors); errs == 0 || st.Accepted <= 30 {
+		t.Errorf("%d cache errors and %d calls with Redis killed at a 30th call; want errors, and calls in place of the cache",
+			errs, st.Accepted)
+	}
+	t.Logf("counters %v; %d calls; %d cache errors", got, st.Accepted, counter(t, res, metricCacheErrors))
+}
