@@ -87,6 +87,10 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.StringVar(&o.QuotaDescriptors, "quota_descriptors", "", "envoy: descriptor entries before the key entry, as k=v,k2=v2.")
 	fs.StringVar(&o.QuotaFail, "quota_fail", "open", "When the quota's service does not answer within --quota_timeout: open (send, limited by the adaptive throttle alone; counted and logged) or closed (postpone until it answers).")
 	fs.DurationVar(&o.QuotaTimeout, "quota_timeout", defaults.QuotaTimeout, "Longest wait for one round trip to the quota's service.")
+	fs.StringVar(&o.Cache, "cache", "none", "Response cache, so that a repeated request costs no call and no quota: none, memory (an LRU on each worker) or redis (Redis or Memorystore at --cache_address, shared by every worker and job). Only successes are cached; a cache that fails is skipped (counted in cache_errors).")
+	fs.StringVar(&o.CacheAddr, "cache_address", "", "host:port of the --cache=redis server.")
+	fs.DurationVar(&o.CacheTTL, "cache_ttl", defaultCacheTTL, "How long a cached response is served (0: until evicted).")
+	fs.StringVar(&o.CacheKey, "cache_key", "", "What identifies a request in the cache: empty for a hash of its payload, or json:FIELD for a top-level field of its JSON payload (e.g. json:id).")
 	fs.IntVar(&o.MaxBuffered, "max_buffered", 0, "Max elements buffered per group; more are shed to client_throttled at once (0 = no bound).")
 	fs.Var((*maxWaitFlag)(&o.MaxWait), "max_wait", "Postpone strategy: longest an element waits in its group's queue before it goes to client_throttled (or server_throttled after a 429): a duration, none or 0 (no bound; 0s too) or auto: for files and --generate, no bound while calls are accepted (every element is tried) but 10m once none has been, so a job against an API that refuses everything ends; 10m for --subscription and --generate_rate (bounds latency and backlog). An element that cannot be sent before its bound (a longer Retry-After) goes at once.")
 	fs.IntVar(&o.MaxPayload, "max_payload_bytes", 0, "Payloads larger than this go to errors without a call (0 = no limit).")
@@ -119,6 +123,7 @@ func FlagGroups() []FlagGroup {
 		{"Throttle", []string{"throttle_mode", "throttle_scope", "k", "window", "reset_interval", "window_size", "bucket",
 			"groups", "batch_size", "batch_interval", "calls_in_flight", "call_timeout", "items_per_call", "bytes_per_call", "cost",
 			"strategy", "max_attempts", "max_age", "max_wait", "max_buffered", "max_payload_bytes", "failures_as_rejects"}},
+		{"Response cache", []string{"cache", "cache_address", "cache_ttl", "cache_key"}},
 		{"Shared quota", []string{"quota_backend", "quota_address", "quota_key", "quota_rate", "quota_burst",
 			"quota_domain", "quota_descriptors", "quota_fail", "quota_timeout"}},
 		{"Outputs", []string{"output_prefix", "success_topic", "dead_letter_topic", "dead_letter_errors", "name"}},
@@ -205,6 +210,9 @@ func (o Options) Validate() error {
 	return errors.Join(errs...)
 }
 
+// defaultCacheTTL is --cache_ttl's default.
+const defaultCacheTTL = time.Hour
+
 // throttleFlags names the flag of each throttle setting, as the throttle
 // layer names it in its errors (throttle.OptionError: Option, or
 // Option.Field for an option of several values).
@@ -213,7 +221,7 @@ var throttleFlags = map[string]string{
 	"WithStrategy": "strategy", "WithScope": "throttle_scope", "WithMaxAttempts": "max_attempts",
 	"WithMaxAge": "max_age", "WithCallTimeout": "call_timeout", "WithCallsInFlight": "calls_in_flight",
 	"WithMaxBuffered": "max_buffered", "WithMaxWait": "max_wait", "WithMaxStall": "max_wait", "WithItemsPerCall": "items_per_call",
-	"WithBytesPerCall": "bytes_per_call", "WithMode": "throttle_mode",
+	"WithBytesPerCall": "bytes_per_call", "WithMode": "throttle_mode", "WithCache": "cache_ttl",
 
 	"WithQuota.Backend": "quota_backend", "WithQuota.Addr": "quota_address", "WithQuota.Key": "quota_key",
 	"WithQuota.Rate": "quota_rate", "WithQuota.Burst": "quota_burst", "WithQuota.Domain": "quota_domain",

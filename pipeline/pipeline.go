@@ -84,6 +84,13 @@ type Options struct {
 	MaxWait           time.Duration
 	FailuresAsRejects bool
 
+	// Response cache (throttle.WithCache): Cache "none" or "" for none,
+	// "memory" or "redis" (at CacheAddr); CacheTTL 0 keeps responses until
+	// evicted; CacheKey "" keys by the payload's hash, "json:FIELD" by a
+	// field of it (JSONCacheKey).
+	Cache, CacheAddr, CacheKey string
+	CacheTTL                   time.Duration
+
 	// Shared quota (throttle.QuotaConfig): QuotaBackend "none" or "" for
 	// none, "local", "redis" or "envoy"; QuotaKey "" means Name; QuotaFail "open"
 	// ("" too) or "closed".
@@ -144,6 +151,9 @@ func (o Options) throttleOptions() ([]throttle.Option, error) {
 	if cost != nil {
 		opts = append(opts, cost)
 	}
+	cache, err := o.cacheOptions()
+	errs = append(errs, err)
+	opts = append(opts, cache...)
 	opts = append(opts, throttle.WithStrategy(throttle.Strategy(o.Strategy)), throttle.WithScope(throttle.Scope(o.Scope)),
 		throttle.WithQuota(q))
 	if err := errors.Join(append(errs, throttle.ValidateOptions(opts...))...); err != nil {

@@ -42,6 +42,9 @@ type Summary struct {
 	// run was interrupted (see Run); they are counted in ClientThrottled,
 	// ServerThrottled or Dropped too.
 	Interrupted int64
+	// CacheHits counts the successes answered from the response cache
+	// (--cache) without a call; they are counted in Success too.
+	CacheHits int64
 }
 
 // Total is the number of elements accounted for: every input element is in
@@ -64,6 +67,9 @@ func SummaryFrom(res beam.PipelineResult) Summary {
 			switch c.Key.Name {
 			case "accepted":
 				dst = &s.Success
+			case "cache_hits":
+				s.Success += c.Result()
+				dst = &s.CacheHits
 			case "client_throttled":
 				dst = &s.ClientThrottled
 			case "server_throttled":
@@ -158,6 +164,9 @@ func (s Summary) WriteTable(w io.Writer, want int64) {
 	}
 	if s.Interrupted != 0 {
 		row("not called (interrupted)", s.Interrupted)
+	}
+	if s.CacheHits != 0 {
+		row("success from the cache", s.CacheHits)
 	}
 	tw.Flush()
 	if want >= 0 {
