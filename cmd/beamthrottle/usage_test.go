@@ -66,7 +66,7 @@ func TestUsage(t *testing.T) {
 	}
 
 	// Sections in order, and where each flag is.
-	wantTitles := []string{"Source", "Caller", "Throttle", "Shared quota", "Outputs", "Pub/Sub", "Reprocessing", "Demo",
+	wantTitles := []string{"Source", "Caller", "Throttle", "Response cache", "Shared quota", "Outputs", "Pub/Sub", "Reprocessing", "Demo",
 		beamTitle, beamOtherTitle}
 	var titles []string
 	where := map[string][]int{} // flag → indexes of the sections listing it
