@@ -87,6 +87,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.StringVar(&o.QuotaDescriptors, "quota_descriptors", "", "envoy: descriptor entries before the key entry, as k=v,k2=v2.")
 	fs.StringVar(&o.QuotaFail, "quota_fail", "open", "When the quota's service does not answer within --quota_timeout: open (send, limited by the adaptive throttle alone; counted and logged) or closed (postpone until it answers).")
 	fs.DurationVar(&o.QuotaTimeout, "quota_timeout", defaults.QuotaTimeout, "Longest wait for one round trip to the quota's service.")
+	fs.StringVar(&o.Priority, "priority", "", "Where an element's priority tier comes from: json:FIELD (a top-level field of its JSON payload) or attr:NAME (a Pub/Sub attribute), holding high, normal or low (or a number: above 0 high, below 0 low); missing means normal. A group calls for high elements first, and what waits longest and is shed first is low. Empty: every element normal.")
 	fs.StringVar(&o.Cache, "cache", "none", "Response cache, so that a repeated request costs no call and no quota: none, memory (an LRU on each worker) or redis (Redis or Memorystore at --cache_address, shared by every worker and job). Only successes are cached; a cache that fails is skipped (counted in cache_errors).")
 	fs.StringVar(&o.CacheAddr, "cache_address", "", "host:port of the --cache=redis server.")
 	fs.DurationVar(&o.CacheTTL, "cache_ttl", defaultCacheTTL, "How long a cached response is served (0: until evicted).")
@@ -121,7 +122,7 @@ func FlagGroups() []FlagGroup {
 			[]string{"input", "input_format", "subscription", "idle_timeout", "generate", "generate_rate"}},
 		{"Caller", []string{"caller", "url", "method", "content_type", "header", "header_env", "max_response_bytes", "item_status_field"}},
 		{"Throttle", []string{"throttle_mode", "throttle_scope", "k", "window", "reset_interval", "window_size", "bucket",
-			"groups", "batch_size", "batch_interval", "calls_in_flight", "call_timeout", "items_per_call", "bytes_per_call", "cost",
+			"groups", "batch_size", "batch_interval", "calls_in_flight", "call_timeout", "items_per_call", "bytes_per_call", "cost", "priority",
 			"strategy", "max_attempts", "max_age", "max_wait", "max_buffered", "max_payload_bytes", "failures_as_rejects"}},
 		{"Response cache", []string{"cache", "cache_address", "cache_ttl", "cache_key"}},
 		{"Shared quota", []string{"quota_backend", "quota_address", "quota_key", "quota_rate", "quota_burst",
@@ -226,7 +227,7 @@ var throttleFlags = map[string]string{
 	"WithQuota.Backend": "quota_backend", "WithQuota.Addr": "quota_address", "WithQuota.Key": "quota_key",
 	"WithQuota.Rate": "quota_rate", "WithQuota.Burst": "quota_burst", "WithQuota.Domain": "quota_domain",
 	"WithQuota.Descriptors": "quota_descriptors", "WithQuota.Timeout": "quota_timeout",
-	"WithK": "k", "WithResetInterval": "reset_interval", "WithSlidingWindow.size": "window_size", "WithSlidingWindow.bucket": "bucket",
+	"WithSRE.K": "k", "WithSRE.ResetInterval": "reset_interval", "WithSRE.WindowSize": "window_size", "WithSRE.Bucket": "bucket",
 }
 
 // flagErrors rewrites the errors of the throttle layer in err (joined with

@@ -21,6 +21,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/beamthrottle/beamthrottle/internal/defaults"
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle"
 )
 
@@ -90,6 +91,9 @@ type Options struct {
 	// field of it (JSONCacheKey).
 	Cache, CacheAddr, CacheKey string
 	CacheTTL                   time.Duration
+	// Priority is where an element's priority tier comes from: "" (every
+	// element normal), "json:FIELD" or "attr:NAME" (ParsePriority).
+	Priority string
 
 	// Shared quota (throttle.QuotaConfig): QuotaBackend "none" or "" for
 	// none, "local", "redis" or "envoy"; QuotaKey "" means Name; QuotaFail "open"
@@ -124,20 +128,20 @@ type Options struct {
 // rules; the error names the flags at fault (see flagErrors).
 func (o Options) throttleOptions() ([]throttle.Option, error) {
 	opts := []throttle.Option{throttle.WithGroups(o.Groups), throttle.WithBatchSize(o.BatchSize),
-		throttle.WithBatchInterval(o.BatchInterval), throttle.WithK(o.K), throttle.WithMaxAttempts(o.MaxAttempts),
+		throttle.WithBatchInterval(o.BatchInterval), throttle.WithMaxAttempts(o.MaxAttempts),
 		throttle.WithMaxAge(o.MaxAge), throttle.WithCallTimeout(o.CallTimeout), throttle.WithCallsInFlight(o.CallsInFlight),
 		throttle.WithMaxBuffered(o.MaxBuffered), throttle.WithMaxWait(o.maxWait()), throttle.WithMaxStall(o.maxStall()),
 		throttle.WithItemsPerCall(cmp.Or(o.ItemsPerCall, defaults.ItemsPerCall)), throttle.WithBytesPerCall(o.BytesPerCall)}
-	if o.FailuresAsRejects {
-		opts = append(opts, throttle.WithCountFailuresAsRejects())
-	}
 	var errs []error
 	opts = append(opts, throttle.WithMode(throttle.Mode(o.Mode))) // "" is the transform's default
+	sre := adaptive.SREConfig{K: o.K, CountFailuresAsRejects: o.FailuresAsRejects}
 	switch strings.ToLower(o.Window) {
 	case "", "fixed":
-		opts = append(opts, throttle.WithResetInterval(o.ResetInterval))
+		sre.ResetInterval = o.ResetInterval
+		opts = append(opts, throttle.WithSRE(sre))
 	case "sliding":
-		opts = append(opts, throttle.WithSlidingWindow(o.WindowSize, o.Bucket))
+		sre.Sliding, sre.WindowSize, sre.Bucket = true, o.WindowSize, o.Bucket
+		opts = append(opts, throttle.WithSRE(sre))
 	default:
 		errs = append(errs, fmt.Errorf("--window: must be fixed or sliding, got %q", o.Window))
 	}
@@ -150,6 +154,11 @@ func (o Options) throttleOptions() ([]throttle.Option, error) {
 	errs = append(errs, err)
 	if cost != nil {
 		opts = append(opts, cost)
+	}
+	priority, err := ParsePriority(o.Priority)
+	errs = append(errs, err)
+	if priority != nil {
+		opts = append(opts, priority)
 	}
 	cache, err := o.cacheOptions()
 	errs = append(errs, err)

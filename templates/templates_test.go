@@ -85,6 +85,7 @@ var wrongValues = map[string][]string{
 	"item_status_field":   {"status code"},
 	"throttle_mode":       {"adaptive", "SRE"},
 	"throttle_scope":      {"process", "Worker"},
+	"priority":            {"high", "json:", "field:x"},
 	"cache":               {"lru", "Redis"},
 	"cache_address":       {"redis", "10.0.0.4"},
 	"cache_ttl":           {"3600", "1 hour"},

@@ -19,6 +19,7 @@ import (
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
 	"github.com/beamthrottle/beamthrottle/testserver"
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
 func init() {
@@ -58,7 +59,7 @@ func TestRetryStrategyIsBounded(t *testing.T) {
 	const n = 200
 	p, s := beam.NewPipelineWithRoot()
 	out := Adaptive(s, generate(s, n), alwaysThrottled{},
-		WithStrategy(Retry), WithMaxAttempts(3), WithMode(ModeSRE), WithK(1e9), WithGroups(2), WithBatchSize(1000))
+		WithStrategy(Retry), WithMaxAttempts(3), WithMode(ModeSRE), WithSRE(adaptive.SREConfig{K: 1e9}), WithGroups(2), WithBatchSize(1000))
 	throttled := beam.Flatten(s, out.ServerThrottled, out.ClientThrottled)
 	passert.Count(s, throttled, "throttled", n)
 	passert.True(s, throttled, retryRecordOK)
@@ -204,7 +205,7 @@ func TestRecoveryAfterOutage(t *testing.T) {
 
 	p, s := beam.NewPipelineWithRoot()
 	Adaptive(s, generate(s, n), &clientcall.HTTP{URL: srv.URL + "/api"},
-		WithMode(ModeSRE), WithBatchSize(50), WithBatchInterval(50*time.Millisecond), WithResetInterval(100*time.Millisecond))
+		WithMode(ModeSRE), WithBatchSize(50), WithBatchInterval(50*time.Millisecond), WithSRE(adaptive.SREConfig{ResetInterval: 100 * time.Millisecond}))
 	res := runPipeline(t, p, true)
 
 	st := h.Stats()

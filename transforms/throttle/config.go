@@ -26,7 +26,7 @@ const (
 )
 
 // hook is a user's value given to a typed option (WithKeyFunc, WithCost,
-// WithCacheKey),
+// WithCacheKey, WithPriority),
 // with the element type its method takes.
 type hook struct {
 	v    any
@@ -78,10 +78,8 @@ type config struct {
 	CacheAddr     string        // its Redis address; empty for the in-process LRU
 	CacheTTL      time.Duration // how long a response is kept; 0 until evicted
 	CacheKey      hook          // WithCacheKey
+	Priority      hook          // WithPriority
 
-	// windowOptions names the options that chose the window
-	// (WithResetInterval, WithSlidingWindow), for validate.
-	windowOptions []string
 }
 
 func defaultConfig() config {
@@ -170,9 +168,6 @@ func (c config) validate() error {
 	}
 	if c.BatchInterval <= 0 {
 		bad("WithBatchInterval", "must be > 0, got %v", c.BatchInterval)
-	}
-	if len(c.windowOptions) > 1 {
-		bad(c.windowOptions[1], "cannot be combined with %s: choose one window", c.windowOptions[0])
 	}
 	if c.MaxAttempts < 1 {
 		bad("WithMaxAttempts", "must be >= 1, got %d", c.MaxAttempts)

@@ -313,6 +313,8 @@ func TestBatchCoder(t *testing.T) {
 			{Payload: []byte("n"), AckID: "ack-2", Attributes: map[string]string{}, Cost: 100},
 		}},
 		{Items: []item{{Payload: []byte("c"), Cost: 1 << 40}, {Payload: []byte("d"), Cost: 7}}},
+		{Items: []item{{Payload: []byte("e"), CacheKey: "beamthrottle:cache:0011:ab", Tier: tierHigh},
+			{Payload: []byte("f"), Tier: tierLow}, {Payload: []byte("g")}}},
 	} {
 		enc, err := encodeBatch(b)
 		if err != nil {
@@ -341,6 +343,17 @@ func TestBatchCoder(t *testing.T) {
 	v2 := []byte{2, 1, 1, 'x', 2, 0, 0, 0, 0, 0}
 	if got, err := decodeBatch(v2); err != nil || cmp.Diff(batch{Items: []item{{Payload: []byte("x"), Attempts: 1}}}, got) != "" || got.Items[0].cost() != 1 {
 		t.Errorf("decode version 2 %x: got %+v, %v", v2, got, err)
+	}
+	// Version 4, without a priority tier, is still read: its items are
+	// normal.
+	v4 := []byte{4, 1, 1, 'x', 2, 0, 0, 0, 0, 0, 0, 0}
+	if got, err := decodeBatch(v4); err != nil || cmp.Diff(batch{Items: []item{{Payload: []byte("x"), Attempts: 1}}}, got) != "" {
+		t.Errorf("decode version 4 %x: got %+v, %v", v4, got, err)
+	}
+	// A tier out of range is refused.
+	bad, _ := encodeBatch(batch{Items: []item{{Payload: []byte("x"), Tier: 2}}})
+	if _, err := decodeBatch(bad); err == nil {
+		t.Errorf("decode of a tier out of range succeeded")
 	}
 	if _, err := decodeBatch([]byte{batchVersion + 1, 0}); err == nil || errors.Is(err, errBatch) {
 		t.Errorf("unknown version: got %v, want a version error", err)

@@ -10,14 +10,12 @@ import (
 // so that a caller can say which of its own settings is at fault (the
 // pipeline's flags do). It is the one error type of the package: every
 // fault of the options that ValidateOptions and TryAdaptive report is an
-// *OptionError, for errors.As, the algorithm's settings (WithK, the
-// window, WithMode) included.
+// *OptionError, for errors.As, the algorithm's settings (WithSRE,
+// WithMode) included.
 type OptionError struct {
 	Option string // the option at fault: "WithBatchSize", "WithQuota", ...
-	// Field is, for an option taking a struct (WithQuota), the field at
-	// fault, such as "Rate", and for one taking several values
-	// (WithSlidingWindow), the parameter at fault, "size" or "bucket";
-	// else "".
+	// Field is, for an option taking a struct (WithQuota, WithSRE), the
+	// field at fault, such as "Rate"; else "".
 	Field string
 	Err   error // what is wrong
 }
@@ -35,14 +33,6 @@ func (e *OptionError) Error() string {
 // Unwrap returns Err.
 func (e *OptionError) Unwrap() error { return e.Err }
 
-// algorithmOptions names the option (and its parameter, for one taking
-// several) that sets each field of adaptive.SREConfig. Sliding is set only
-// by WithResetInterval and WithSlidingWindow, to valid values.
-var algorithmOptions = map[string][2]string{
-	"K": {"WithK"}, "ResetInterval": {"WithResetInterval"},
-	"WindowSize": {"WithSlidingWindow", "size"}, "Bucket": {"WithSlidingWindow", "bucket"},
-}
-
 // optionErrors turns the faults of adaptive.SREConfig.Validate in err (joined
 // with errors.Join or not) into OptionErrors naming the option that set
 // the field at fault, so that one error type leaves the package.
@@ -58,9 +48,5 @@ func optionErrors(err error) error {
 	if !ok {
 		return err
 	}
-	o, ok := algorithmOptions[ce.Field]
-	if !ok {
-		o[0] = "With" + ce.Field
-	}
-	return &OptionError{Option: o[0], Field: o[1], Err: ce.Err}
+	return &OptionError{Option: "WithSRE", Field: ce.Field, Err: ce.Err}
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
 	"github.com/beamthrottle/beamthrottle/testserver"
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
 // Fault tests: the transform against backends that fail in every way, and
@@ -145,7 +146,7 @@ func TestFaultSlowBackend(t *testing.T) {
 			defer srv.Close()
 			p, s := beam.NewPipelineWithRoot()
 			out := Adaptive(s, generate(s, n), &clientcall.HTTP{URL: srv.Endpoint(), Timeout: tc.httpTimeout},
-				WithGroups(2), WithCallsInFlight(10), WithCallTimeout(tc.callTimeout), WithMode(ModeSRE), WithK(1e9))
+				WithGroups(2), WithCallsInFlight(10), WithCallTimeout(tc.callTimeout), WithMode(ModeSRE), WithSRE(adaptive.SREConfig{K: 1e9}))
 			passert.Equals(s, outputInputs(s, out), inputsOf(n, allDigits)...)
 			passert.Count(s, out.Errors, "errors", n)
 			checkRecords(s, out.Errors, &recordCheck{Outcome: OutcomeError, Status: 0, Contains: map[string]string{"*": tc.want}})
@@ -218,7 +219,7 @@ func TestFaultConnectionsClosed(t *testing.T) {
 	}))
 	defer srv.Close()
 	p, s := beam.NewPipelineWithRoot()
-	out := Adaptive(s, generate(s, n), &clientcall.HTTP{URL: srv.URL}, WithGroups(2), WithCallsInFlight(4), WithMode(ModeSRE), WithK(1e9))
+	out := Adaptive(s, generate(s, n), &clientcall.HTTP{URL: srv.URL}, WithGroups(2), WithCallsInFlight(4), WithMode(ModeSRE), WithSRE(adaptive.SREConfig{K: 1e9}))
 	passert.Equals(s, outputInputs(s, out), inputsOf(n, allDigits)...)
 	passert.Equals(s, beam.ParDo(s, recordInput, out.Errors), inputsOf(n, "37")...)
 	checkRecords(s, out.Errors, &recordCheck{Outcome: OutcomeError, Status: 0, Contains: map[string]string{"*": "connection closed by server: EOF"}})
@@ -367,7 +368,7 @@ func TestFaultConnectionRefused(t *testing.T) {
 			p, s := beam.NewPipelineWithRoot()
 			// One group, one call at a time: the phases switch between calls.
 			out := Adaptive(s, generate(s, n), &phasedHTTP{HTTP: &clientcall.HTTP{URL: "http://" + ph.addr + "/api"}},
-				WithMode(ModeSRE), WithK(1e9), WithBatchSize(50))
+				WithMode(ModeSRE), WithSRE(adaptive.SREConfig{K: 1e9}), WithBatchSize(50))
 			passert.Equals(s, outputInputs(s, out), inputsOf(n, allDigits)...)
 			if tc.wantErrs >= 0 {
 				passert.Count(s, out.Errors, "errors", int(tc.wantErrs))
@@ -419,7 +420,7 @@ func TestFaultThrottledThenRecovery(t *testing.T) {
 			p, s := beam.NewPipelineWithRoot()
 			out := Adaptive(s, generate(s, n), &clientcall.HTTP{URL: srv.URL + "/api"},
 				WithMode(ModeSRE), WithStrategy(Retry), WithMaxAttempts(recoveryAttempts), WithGroups(2), WithBatchSize(50),
-				WithBatchInterval(100*time.Millisecond), WithResetInterval(500*time.Millisecond), WithSeed(5))
+				WithBatchInterval(100*time.Millisecond), WithSRE(adaptive.SREConfig{ResetInterval: 500 * time.Millisecond}), WithSeed(5))
 			passert.Equals(s, outputInputs(s, out), inputsOf(n, allDigits)...)
 			passert.Empty(s, out.Errors)
 			passert.True(s, beam.Flatten(s, out.ServerThrottled, out.ClientThrottled), retriedOut)
@@ -495,7 +496,7 @@ func (c panicCaller) Call(_ context.Context, req []byte) ([]byte, error) {
 func TestFaultCallerPanics(t *testing.T) {
 	const n = 500
 	p, s := beam.NewPipelineWithRoot()
-	out := Adaptive(s, generate(s, n), panicCaller{}, WithGroups(3), WithCallsInFlight(4), WithMode(ModeSRE), WithK(1e9))
+	out := Adaptive(s, generate(s, n), panicCaller{}, WithGroups(3), WithCallsInFlight(4), WithMode(ModeSRE), WithSRE(adaptive.SREConfig{K: 1e9}))
 	passert.Equals(s, outputInputs(s, out), inputsOf(n, allDigits)...)
 	passert.Equals(s, beam.ParDo(s, recordInput, out.Errors), inputsOf(n, "12345")...)
 	checkRecords(s, out.Errors, &recordCheck{Outcome: OutcomeError, Status: 0, Contains: map[string]string{
@@ -560,7 +561,7 @@ func TestFaultCallerHangs(t *testing.T) {
 	defer close(unstick)
 	p, s := beam.NewPipelineWithRoot()
 	out := Adaptive(s, generate(s, n), stuckCaller{}, WithGroups(2), WithCallsInFlight(10), WithCallTimeout(100*time.Millisecond),
-		WithMode(ModeSRE), WithK(1e9))
+		WithMode(ModeSRE), WithSRE(adaptive.SREConfig{K: 1e9}))
 	passert.Equals(s, outputInputs(s, out), inputsOf(n, allDigits)...)
 	passert.Equals(s, beam.ParDo(s, recordInput, out.Errors), inputsOf(n, "01234")...)
 	checkRecords(s, out.Errors, &recordCheck{Outcome: OutcomeError, Status: 0,
@@ -601,7 +602,7 @@ func TestBadInputBytes(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	in := beam.Create(s, []byte{}, []byte("ok"), []byte("slow\xff\xfe"), []byte("\xc3\x28 bad UTF-8"),
 		[]byte("slow and far too long"), []byte("also far too long"))
-	out := Adaptive(s, in, strictCaller{}, WithMaxPayloadBytes(16), WithMode(ModeSRE), WithK(1e9))
+	out := Adaptive(s, in, strictCaller{}, WithMaxPayloadBytes(16), WithMode(ModeSRE), WithSRE(adaptive.SREConfig{K: 1e9}))
 	passert.Equals(s, beam.ParDo(s, bytesToString, out.Success), "ok", "\xc3\x28 bad UTF-8")
 	passert.Equals(s, beam.ParDo(s, recordJSONLine, out.ServerThrottled),
 		`{"input":"c2xvd//+","input_encoding":"base64","error":"Server returned HTTP response code: 429","outcome":"server_throttled","status_code":429,"rejection_probability":0,"attempts":1,"group":"0"}`)
@@ -651,7 +652,7 @@ func (readingCaller) Call(_ context.Context, r reading) (reading, error) {
 func TestBadInputStructs(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	in := beam.Create(s, reading{"a", 1}, reading{"b", math.NaN()}, reading{"c", -1})
-	out := Adaptive(s, in, readingCaller{}, WithMode(ModeSRE), WithK(1e9))
+	out := Adaptive(s, in, readingCaller{}, WithMode(ModeSRE), WithSRE(adaptive.SREConfig{K: 1e9}))
 	passert.Equals(s, out.Success, reading{"a", 1})
 	passert.Count(s, out.Errors, "errors", 2)
 	passert.True(s, out.Errors, badStructRecordOK)

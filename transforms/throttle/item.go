@@ -38,6 +38,9 @@ type item struct {
 	// CacheKey is its key in the response cache (WithCache), empty without
 	// one.
 	CacheKey string
+	// Tier is its priority tier (WithPriority): tierLow, tierNormal (also
+	// without WithPriority) or tierHigh.
+	Tier int
 }
 
 // cost is the cost of it in cost units: at least 1.
@@ -58,17 +61,18 @@ func itemOf(m Message) item {
 // which a runner persists (Dataflow), so its encoding is versioned: a
 // change of layout gets a new version, and decodeBatch keeps reading the
 // old ones. Version 1 had no Message metadata, version 2 no cost, version
-// 3 no cache key.
-const batchVersion = 4
+// 3 no cache key, version 4 no priority tier (read as normal).
+const batchVersion = 5
 
 // encodeBatch is the coder of batch: the version, the item count, then per
 // item its payload (length-prefixed), its counters as varints and its last
 // failure, if any, its Message metadata, if any, its cost (0 for the
-// default cost of 1) and its cache key (empty without a cache). Payloads are copied once, unchanged.
+// default cost of 1), its cache key (empty without a cache) and its
+// priority tier. Payloads are copied once, unchanged.
 func encodeBatch(b batch) ([]byte, error) {
 	size := 1 + binary.MaxVarintLen64
 	for i := range b.Items {
-		size += len(b.Items[i].Payload) + len(b.Items[i].CacheKey) + 6*binary.MaxVarintLen64 + 2
+		size += len(b.Items[i].Payload) + len(b.Items[i].CacheKey) + 7*binary.MaxVarintLen64 + 2
 	}
 	out := make([]byte, 0, size)
 	out = append(out, batchVersion)
@@ -106,6 +110,7 @@ func encodeBatch(b batch) ([]byte, error) {
 		}
 		out = binary.AppendVarint(out, it.Cost)
 		out = appendString(out, it.CacheKey)
+		out = binary.AppendVarint(out, int64(it.Tier))
 	}
 	return out, nil
 }
@@ -157,6 +162,12 @@ func decodeBatch(data []byte) (batch, error) {
 		}
 		if version >= 4 {
 			it.CacheKey = string(r.bytes())
+		}
+		if version >= 5 {
+			it.Tier = int(r.varint())
+			if it.Tier < tierLow || it.Tier > tierHigh {
+				r.fail()
+			}
 		}
 		if r.err != nil {
 			return batch{}, r.err
@@ -244,3 +255,13 @@ func (r *batchReader) bytes() []byte {
 	r.b = r.b[n:]
 	return v
 }
+
+// The priority tiers of WithPriority, highest last.
+const (
+	tierLow    = -1
+	tierNormal = 0
+	tierHigh   = 1
+)
+
+// tierOf is the tier of a priority function's value p.
+func tierOf(p int) int { return min(max(p, tierLow), tierHigh) }

@@ -35,12 +35,14 @@ type keyFn struct {
 	Cache       bool      // WithCache: give each element a cache key, and group by it
 	CachePrefix string    // begins every cache key: the caller's type and configuration, hashed
 	CacheKey    userValue // WithCacheKey's function; the payload's hash if not set
+	Priority    userValue // WithPriority's function; every element normal if not set
 
 	codec   codec
 	message bool // the input is Message
 	key     reflect.Value
 	cost    reflect.Value
 	ckey    reflect.Value
+	prio    reflect.Value
 	rng     *rand.Rand
 	buf     map[string]*batch
 }
@@ -61,6 +63,13 @@ func (f *keyFn) Setup() error {
 			return err
 		}
 		f.cost = v.MethodByName("Cost")
+	}
+	if f.Priority.set() {
+		v, err := f.Priority.instantiate()
+		if err != nil {
+			return err
+		}
+		f.prio = v.MethodByName("Priority")
 	}
 	if f.CacheKey.set() {
 		v, err := f.CacheKey.instantiate()
@@ -112,6 +121,9 @@ func (f *keyFn) ProcessElement(ctx context.Context, elem beam.T, emit func(strin
 	}
 	if err == nil {
 		it.Cost, err = f.costOf(elem, it.Payload)
+	}
+	if err == nil && f.prio.IsValid() {
+		it.Tier, err = f.tierOf(elem)
 	}
 	if err != nil {
 		emitErr(badInput(it, err.Error(), now))
@@ -173,6 +185,17 @@ func (f *keyFn) cacheKeyOf(elem any, payload []byte) (k string, err error) {
 		}
 	}()
 	return f.CachePrefix + f.ckey.Call([]reflect.Value{reflect.ValueOf(elem)})[0].String(), nil
+}
+
+// tierOf returns the priority tier of elem, recovering from a panicking
+// priority function.
+func (f *keyFn) tierOf(elem any) (tier int, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("throttle: priority function panicked: %v", r)
+		}
+	}()
+	return tierOf(int(f.prio.Call([]reflect.Value{reflect.ValueOf(elem)})[0].Int())), nil
 }
 
 // costOf returns the cost of elem (payload is its encoding), 0 for the

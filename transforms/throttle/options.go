@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
 // Strategy says what happens to an element that was throttled, by the
@@ -103,8 +104,7 @@ const (
 
 // Option configures Adaptive. Each option sets its own settings and no
 // other, so the order of the options does not matter, except that a later
-// option of the same name overrides an earlier one. WithResetInterval and
-// WithSlidingWindow both choose the window: giving both is an error.
+// option of the same name overrides an earlier one.
 type Option func(*config)
 
 // WithScope sets which groups share one throttling policy (see Scope). The
@@ -126,41 +126,14 @@ func WithBatchSize(n int) Option { return func(c *config) { c.BatchSize = n } }
 // backend), and that of the transform is the number of groups times that.
 func WithBatchInterval(d time.Duration) Option { return func(c *config) { c.BatchInterval = d } }
 
-// WithK sets the SRE multiplier K (adaptive.SREConfig.K: 0 means 2;
-// otherwise it must be positive and finite). Lower
-// values throttle more aggressively: the client sends at most about K times
-// what the backend accepts.
-func WithK(k float64) Option { return func(c *config) { c.Adaptive.K = k } }
-
-// WithResetInterval selects the fixed-reset window (the default) and sets how
-// often the counters are zeroed (0 means 1 minute). It cannot be combined
-// with WithSlidingWindow.
-func WithResetInterval(d time.Duration) Option {
-	return func(c *config) {
-		c.chooseWindow("WithResetInterval", false)
-		c.Adaptive.ResetInterval = d
-	}
-}
-
-// WithSlidingWindow selects the sliding window: counts over the last size
-// (0 means 2 minutes) in buckets of bucket (0 means 1s), so history is
-// forgotten gradually rather than all at once. It cannot be combined with
-// WithResetInterval.
-func WithSlidingWindow(size, bucket time.Duration) Option {
-	return func(c *config) {
-		c.chooseWindow("WithSlidingWindow", true)
-		c.Adaptive.WindowSize = size
-		c.Adaptive.Bucket = bucket
-	}
-}
-
-// chooseWindow records that option chose the window: sliding or fixed.
-func (c *config) chooseWindow(option string, sliding bool) {
-	if len(c.windowOptions) == 0 || c.windowOptions[0] != option {
-		c.windowOptions = append(c.windowOptions, option)
-	}
-	c.Adaptive.Sliding = sliding
-}
+// WithSRE configures the SRE throttle of ModeSRE: its multiplier K, its
+// window (fixed windows of ResetInterval, the default, or a sliding window
+// of WindowSize in buckets of Bucket) and whether failures that are not
+// overload count as rejects; zero fields mean the defaults that
+// adaptive.SREConfig documents. ModePaced does not use it.
+//
+//	throttle.WithSRE(adaptive.SREConfig{K: 1.5, Sliding: true})
+func WithSRE(cfg adaptive.SREConfig) Option { return func(c *config) { c.Adaptive = cfg } }
 
 // WithMode selects the throttle algorithm: ModePaced (the default: a pacer
 // that spaces calls at the rate the backend accepts and postpones the rest)
@@ -168,13 +141,6 @@ func (c *config) chooseWindow(option string, sliding bool) {
 // in any case; "" is the default. See docs/sim/results.md for how they
 // compare.
 func WithMode(m Mode) Option { return func(c *config) { c.Mode = m } }
-
-// WithCountFailuresAsRejects makes calls that failed for reasons other than
-// overload count as rejected by the backend (by default they count as
-// accepted: the backend was not overloaded).
-func WithCountFailuresAsRejects() Option {
-	return func(c *config) { c.Adaptive.CountFailuresAsRejects = true }
-}
 
 // WithKeyFunc replaces the random group key with one computed from the
 // element, so throttle state follows a shard, tenant or endpoint. E is the
@@ -216,6 +182,23 @@ func WithCache(redisAddr string, ttl time.Duration) Option {
 // Errors with its payload. WithCacheKey has no effect without WithCache.
 func WithCacheKey[E any](k interface{ CacheKey(elem E) string }) Option {
 	return func(c *config) { c.CacheKey = newHook[E](k) }
+}
+
+// WithPriority gives each element one of three priority tiers, computed from
+// the element by k: high (k returns more than 0: live traffic), normal (0,
+// and every element without WithPriority) or low (less than 0: backfills,
+// reprocessing). Three are enough to keep a live feed ahead of a backfill
+// on one API key, with a normal tier between them for what is neither; a
+// group keeps no more order than that. A firing takes the highest tier first and, within a tier,
+// the oldest first, among the first stored batches of its group's queue
+// (up to 256 batches); what the policy postpones is the lowest tier, and a
+// full buffer (WithMaxBuffered) sheds the lowest tier of what arrives first.
+// E is the input element type (Message for Message inputs); k's type must be
+// registered with beam.RegisterType and configured by exported fields, as
+// for WithKeyFunc. A panicking priority function sends the element to
+// Errors with its payload.
+func WithPriority[E any](k interface{ Priority(elem E) int }) Option {
+	return func(c *config) { c.Priority = newHook[E](k) }
 }
 
 // WithStrategy sets what happens to throttled elements (default: Postpone in

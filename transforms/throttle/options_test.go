@@ -16,8 +16,8 @@ import (
 // the same options gives the same configuration (the algorithm's settings
 // included: no option resets another's).
 func TestOptionOrder(t *testing.T) {
-	opts := []Option{WithK(1.5), WithMode(ModeSRE), WithSlidingWindow(time.Minute, 2*time.Second),
-		WithCountFailuresAsRejects(), WithGroups(3), WithStrategy(Retry), WithSeed(9)}
+	opts := []Option{WithSRE(adaptive.SREConfig{K: 1.5, Sliding: true, WindowSize: time.Minute, Bucket: 2 * time.Second,
+		CountFailuresAsRejects: true}), WithMode(ModeSRE), WithGroups(3), WithStrategy(Retry), WithSeed(9)}
 	want, err := newConfig(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +38,7 @@ func TestOptionOrder(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(want, got, cmp.AllowUnexported(config{}, hook{}), cmpopts.IgnoreFields(config{}, "windowOptions")); diff != "" {
+			if diff := cmp.Diff(want, got, cmp.AllowUnexported(config{}, hook{})); diff != "" {
 				t.Errorf("rotation %d: config differs (-want +got):\n%s", i, diff)
 			}
 		}
@@ -87,21 +87,21 @@ func TestValidateOptions(t *testing.T) {
 		{"negative max payload", []Option{WithMaxPayloadBytes(-1)}, []string{"WithMaxPayloadBytes"}},
 		{"bad strategy", []Option{WithStrategy("sometimes")}, []string{"WithStrategy"}},
 		{"bad scope", []Option{WithScope("process")}, []string{"WithScope"}},
-		{"zero K is the default", []Option{WithK(0)}, nil},
-		{"negative K", []Option{WithK(-1)}, []string{"WithK"}},
+		{"zero K is the default", []Option{WithSRE(adaptive.SREConfig{K: 0})}, nil},
+		{"negative K", []Option{WithSRE(adaptive.SREConfig{K: -1})}, []string{"WithSRE.K"}},
 		{"bad mode", []Option{WithMode("fast")}, []string{"WithMode"}},
 		{"mode in capitals", []Option{WithMode("SRE")}, nil},
-		{"bucket over window", []Option{WithSlidingWindow(time.Second, time.Minute)}, []string{"WithSlidingWindow.bucket"}},
-		{"two windows", []Option{WithResetInterval(time.Minute), WithSlidingWindow(0, 0)}, []string{"WithSlidingWindow"}},
-		{"two windows, other order", []Option{WithSlidingWindow(0, 0), WithResetInterval(time.Minute)}, []string{"WithResetInterval"}},
-		{"one window twice", []Option{WithResetInterval(time.Minute), WithResetInterval(time.Hour)}, nil},
+		{"bucket over window", []Option{WithSRE(adaptive.SREConfig{Sliding: true, WindowSize: time.Second, Bucket: time.Minute})},
+			[]string{"WithSRE.Bucket"}},
+		{"the last WithSRE counts", []Option{WithSRE(adaptive.SREConfig{K: -1}), WithSRE(adaptive.SREConfig{K: 3})}, nil},
 		{"quota without address", []Option{WithQuota(QuotaConfig{Backend: quotaRedis, Key: "k", Rate: "10/s"})}, []string{"WithQuota.Addr"}},
 		{"quota address not host:port", []Option{WithQuota(QuotaConfig{Backend: quotaEnvoy, Addr: "localhost", Key: "k", Domain: "d"})},
 			[]string{"WithQuota.Addr"}},
-		{"several at once", []Option{WithGroups(0), WithK(-1), WithBatchSize(0), WithQuota(QuotaConfig{Backend: "memcached"})},
-			[]string{"WithGroups", "WithBatchSize", "WithQuota.Backend", "WithK"}},
-		{"negative reset interval", []Option{WithResetInterval(-time.Second)}, []string{"WithResetInterval"}},
-		{"negative window size", []Option{WithSlidingWindow(-time.Second, 0)}, []string{"WithSlidingWindow.size"}},
+		{"several at once", []Option{WithGroups(0), WithSRE(adaptive.SREConfig{K: -1}), WithBatchSize(0), WithQuota(QuotaConfig{Backend: "memcached"})},
+			[]string{"WithGroups", "WithBatchSize", "WithQuota.Backend", "WithSRE.K"}},
+		{"negative reset interval", []Option{WithSRE(adaptive.SREConfig{ResetInterval: -time.Second})}, []string{"WithSRE.ResetInterval"}},
+		{"negative window size", []Option{WithSRE(adaptive.SREConfig{Sliding: true, WindowSize: -time.Second})},
+			[]string{"WithSRE.WindowSize"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -148,7 +148,7 @@ func faults(t *testing.T, err error) []string {
 // errors.As through TryAdaptive's error, the algorithm's settings' too.
 func TestTryAdaptiveOptionError(t *testing.T) {
 	_, s := beam.NewPipelineWithRoot()
-	_, err := TryAdaptive(s, beam.Create(s, []byte("x")), mixCaller{}, WithBatchSize(0), WithK(-1))
+	_, err := TryAdaptive(s, beam.Create(s, []byte("x")), mixCaller{}, WithBatchSize(0), WithSRE(adaptive.SREConfig{K: -1}))
 	var oe *OptionError
 	if !errors.As(err, &oe) {
 		t.Fatalf("got error %v, want an *OptionError within it", err)
@@ -157,7 +157,7 @@ func TestTryAdaptiveOptionError(t *testing.T) {
 	for _, e := range errors.Unwrap(err).(interface{ Unwrap() []error }).Unwrap() {
 		got = append(got, faults(t, e)...)
 	}
-	if diff := cmp.Diff([]string{"WithBatchSize", "WithK"}, got); diff != "" {
+	if diff := cmp.Diff([]string{"WithBatchSize", "WithSRE.K"}, got); diff != "" {
 		t.Errorf("faults differ (-want +got):\n%s\nerror: %v", diff, err)
 	}
 }

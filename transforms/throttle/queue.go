@@ -106,6 +106,68 @@ func (f *throttleFn) take(sp state.Provider, meta *queueMeta, n int, fireNs int6
 	return work, nil
 }
 
+// takeByTier is take for a group with priorities (WithPriority): among the
+// first maxScan stored batches, it takes the eligible elements of the
+// highest tier first, oldest first within a tier.
+func (f *throttleFn) takeByTier(sp state.Provider, meta *queueMeta, n int, fireNs int64) ([]item, error) {
+	type stored struct {
+		k    int64
+		b    batch
+		took bool
+	}
+	var seen []stored
+	gone := map[int64]bool{} // keys holding no batch, or none once taken from
+	for k := meta.Head; k < meta.Tail && len(seen) < maxScan; k++ {
+		b, ok, err := f.Queue.Get(sp, k)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			gone[k] = true
+			continue
+		}
+		seen = append(seen, stored{k: k, b: b})
+	}
+	var work []item
+	for tier := tierHigh; tier >= tierLow && len(work) < n; tier-- {
+		for i := range seen {
+			if len(work) >= n {
+				break
+			}
+			s := &seen[i]
+			rest := s.b.Items[:0:0]
+			for _, it := range s.b.Items {
+				if len(work) < n && it.Tier == tier && it.NotBefore <= fireNs {
+					work = append(work, it)
+					s.took = true
+				} else {
+					rest = append(rest, it)
+				}
+			}
+			s.b.Items = rest
+		}
+	}
+	for _, s := range seen {
+		switch {
+		case !s.took:
+		case len(s.b.Items) == 0:
+			if err := f.Queue.Remove(sp, s.k); err != nil {
+				return nil, err
+			}
+			gone[s.k] = true
+		default:
+			if err := f.Queue.Put(sp, s.k, s.b); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for meta.Head < meta.Tail && gone[meta.Head] {
+		meta.Head++
+	}
+	meta.Size -= int64(len(work))
+	return work, nil
+}
+
 // takeEligible appends to work, in order, the items of from that are
 // eligible at fireNs (NotBefore), until work holds n; it returns work and
 // the items of from it left.
@@ -150,7 +212,11 @@ func (fr *driver) takeLive(sp state.Provider, meta *queueMeta) ([]item, error) {
 	var all []item
 	live := 0
 	for range maxExpireRounds {
-		got, err := f.take(sp, meta, f.BatchSize-live, fr.fire.UnixNano())
+		take := f.take
+		if f.Priorities {
+			take = f.takeByTier
+		}
+		got, err := take(sp, meta, f.BatchSize-live, fr.fire.UnixNano())
 		if err != nil || len(got) == 0 {
 			return all, err
 		}

@@ -1,10 +1,12 @@
 package throttle
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -156,6 +158,9 @@ func (fr *driver) shed(now time.Time, items []item, size int64) []item {
 		return items
 	}
 	room := max(limit-size, 0)
+	if fr.fn.Priorities { // the lowest tiers are shed first
+		slices.SortStableFunc(items, func(a, b item) int { return cmp.Compare(b.Tier, a.Tier) })
+	}
 	fl := failure{
 		Outcome: OutcomeClientThrottled, Prob: 1,
 		Error: fmt.Sprintf("Throttled by Client. Group buffer full (%d elements)", limit),

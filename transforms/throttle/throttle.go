@@ -241,6 +241,15 @@ func tryAdaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) 
 			return Outputs{}, err
 		}
 	}
+	var priorityV userValue
+	if cfg.Priority.v != nil {
+		if err := cfg.Priority.check("WithPriority", elemT); err != nil {
+			return Outputs{}, err
+		}
+		if priorityV, err = newUserValue(cfg.Priority.v); err != nil {
+			return Outputs{}, err
+		}
+	}
 	if cfg.Classifier != nil {
 		if _, ok := cfg.Classifier.(clientcall.Classifier); !ok {
 			return Outputs{}, fmt.Errorf("classifier %T does not implement clientcall.Classifier", cfg.Classifier)
@@ -264,6 +273,7 @@ func tryAdaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) 
 		Cache:       cfg.Cache,
 		CachePrefix: cachePrefix(callerV),
 		CacheKey:    cacheKeyV,
+		Priority:    priorityV,
 	}, global)
 	okBytes, ct, st, errs := beam.ParDo4(s, &throttleFn{
 		Flush: timers.InProcessingTime("flush"),
@@ -273,7 +283,7 @@ func tryAdaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) 
 			CallsInFlight: cfg.CallsInFlight, Seed: cfg.Seed, HasSeed: cfg.HasSeed, MaxBuffered: cfg.MaxBuffered,
 			MaxWait: cfg.MaxWait, MaxStall: cfg.MaxStall, Groups: cfg.Groups, Scope: cfg.Scope, Quota: cfg.Quota,
 			ItemsPerCall: cfg.ItemsPerCall, BytesPerCall: cfg.BytesPerCall, CostPerCall: cfg.CostBy == costCall,
-			Cache: cfg.Cache, CacheAddr: cfg.CacheAddr, CacheTTL: cfg.CacheTTL,
+			Cache: cfg.Cache, CacheAddr: cfg.CacheAddr, CacheTTL: cfg.CacheTTL, Priorities: cfg.Priority.v != nil,
 		},
 		Caller:     callerV,
 		Classifier: classV,

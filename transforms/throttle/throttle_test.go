@@ -20,6 +20,7 @@ import (
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
 	"github.com/beamthrottle/beamthrottle/internal/prismsplit"
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
 func TestMain(m *testing.M) {
@@ -139,7 +140,7 @@ func TestConservation(t *testing.T) {
 	const n = 10000
 	p, s := beam.NewPipelineWithRoot()
 	in := generate(s, n)
-	out := Adaptive(s, in, mixCaller{}, WithGroups(4), WithBatchSize(500), WithMode(ModeSRE), WithK(1e9), WithSeed(1))
+	out := Adaptive(s, in, mixCaller{}, WithGroups(4), WithBatchSize(500), WithMode(ModeSRE), WithSRE(adaptive.SREConfig{K: 1e9}), WithSeed(1))
 
 	var wantOK, wantST, wantErr []string
 	for i := range n {
@@ -186,7 +187,7 @@ func toAny(ss []string) []any {
 func TestPanicAndStatusInRecords(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	in := beam.Create(s, []byte("x9"), []byte("x8"), []byte("x6"))
-	out := Adaptive(s, in, mixCaller{}, WithMode(ModeSRE), WithK(1e9))
+	out := Adaptive(s, in, mixCaller{}, WithMode(ModeSRE), WithSRE(adaptive.SREConfig{K: 1e9}))
 	passert.True(s, out.Errors, mixErrorRecordOK)
 	passert.True(s, out.ServerThrottled, mixThrottledRecordOK)
 	passert.Count(s, out.Errors, "errors", 2)
@@ -234,7 +235,7 @@ func TestStructElementsAndKeyFunc(t *testing.T) {
 		orders = append(orders, order{Tenant: "t" + strconv.Itoa(i%3), ID: i - 1})
 	}
 	in := beam.Create(s, orders...)
-	out := Adaptive(s, in, orderCaller{Prefix: "p-"}, WithKeyFunc(tenantKey{}), WithMode(ModeSRE), WithK(1e9))
+	out := Adaptive(s, in, orderCaller{Prefix: "p-"}, WithKeyFunc(tenantKey{}), WithMode(ModeSRE), WithSRE(adaptive.SREConfig{K: 1e9}))
 	passert.Count(s, out.Success, "success", 29)
 	passert.True(s, out.Success, receiptOK)
 	passert.True(s, out.Errors, orderErrorOK)
@@ -269,7 +270,7 @@ func TestTryAdaptiveErrors(t *testing.T) {
 		{"no Call", struct{}{}, nil, "has no method Call"},
 		{"wrong element type", stringCaller{}, nil, "takes string but the input elements are []uint8"},
 		{"zero batch", mixCaller{}, []Option{WithBatchSize(0)}, "WithBatchSize: must be >= 1"},
-		{"negative K", mixCaller{}, []Option{WithK(-1)}, "K"},
+		{"negative K", mixCaller{}, []Option{WithSRE(adaptive.SREConfig{K: -1})}, "K"},
 		{"bad strategy", mixCaller{}, []Option{WithStrategy("sometimes")}, "unknown strategy"},
 		{"key func of another type", mixCaller{}, []Option{WithKeyFunc(tenantKey{})}, "WithKeyFunc: throttle.tenantKey takes throttle.order, but the input PCollection holds []uint8"},
 	}
@@ -314,7 +315,7 @@ func TestMessageElements(t *testing.T) {
 	for _, d := range []string{"x0", "x1", "x8"} {
 		msgs = append(msgs, Message{Data: []byte(d), MessageID: "id-" + d, AckID: "ack-" + d, Attributes: map[string]string{"k": "v"}, Attempts: 2})
 	}
-	out := Adaptive(s, beam.Create(s, msgs...), mixCaller{}, WithMode(ModeSRE), WithK(1e9))
+	out := Adaptive(s, beam.Create(s, msgs...), mixCaller{}, WithMode(ModeSRE), WithSRE(adaptive.SREConfig{K: 1e9}))
 	passert.Count(s, out.Success, "success", 2)
 	passert.True(s, out.Success, messageReplyOK)
 	passert.Count(s, out.Errors, "errors", 1)
