@@ -83,6 +83,8 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.StringVar(&o.QuotaKey, "quota_key", "", "Name of the shared quota: every pipeline with the same key shares it (default: --name). For envoy, the value of the descriptor's last entry, key.")
 	fs.StringVar(&o.QuotaRate, "quota_rate", "", "local, redis: the quota, as permits per period: 600/m, 10/s, 36000/h or 5/2s.")
 	fs.IntVar(&o.QuotaBurst, "quota_burst", 0, "redis: 0 or 1 for time slots with no burst; above 1, a token bucket of that many permits, granted as counts (for APIs that allow bursts).")
+	fs.Float64Var(&o.QuotaHighShare, "quota_high_share", 0, "local, redis (time slots): a share of --quota_rate kept for high-priority elements (--priority): while they are being sent, the normal and low tiers of every job on --quota_key take at most the rest; in [0, 1).")
+	fs.Float64Var(&o.QuotaNormalShare, "quota_normal_share", 0, "local, redis (time slots): a share of --quota_rate kept for normal-priority elements and above: while they are being sent, the low tier takes at most the rest; in [0, 1).")
 	fs.StringVar(&o.QuotaDomain, "quota_domain", "", "envoy: the domain of the limits in the rate-limit service's configuration.")
 	fs.StringVar(&o.QuotaDescriptors, "quota_descriptors", "", "envoy: descriptor entries before the key entry, as k=v,k2=v2.")
 	fs.StringVar(&o.QuotaFail, "quota_fail", "open", "When the quota's service does not answer within --quota_timeout: open (send, limited by the adaptive throttle alone; counted and logged) or closed (postpone until it answers).")
@@ -126,6 +128,7 @@ func FlagGroups() []FlagGroup {
 			"strategy", "max_attempts", "max_age", "max_wait", "max_buffered", "max_payload_bytes", "failures_as_rejects"}},
 		{"Response cache", []string{"cache", "cache_address", "cache_ttl", "cache_key"}},
 		{"Shared quota", []string{"quota_backend", "quota_address", "quota_key", "quota_rate", "quota_burst",
+			"quota_high_share", "quota_normal_share",
 			"quota_domain", "quota_descriptors", "quota_fail", "quota_timeout"}},
 		{"Outputs", []string{"output_prefix", "success_topic", "dead_letter_topic", "dead_letter_errors", "name"}},
 		{"Pub/Sub", []string{"pubsub_project", "pubsub_emulator", "publish_timeout"}},
@@ -227,6 +230,7 @@ var throttleFlags = map[string]string{
 	"WithQuota.Backend": "quota_backend", "WithQuota.Addr": "quota_address", "WithQuota.Key": "quota_key",
 	"WithQuota.Rate": "quota_rate", "WithQuota.Burst": "quota_burst", "WithQuota.Domain": "quota_domain",
 	"WithQuota.Descriptors": "quota_descriptors", "WithQuota.Timeout": "quota_timeout",
+	"WithQuota.HighShare": "quota_high_share", "WithQuota.NormalShare": "quota_normal_share",
 	"WithSRE.K": "k", "WithSRE.ResetInterval": "reset_interval", "WithSRE.WindowSize": "window_size", "WithSRE.Bucket": "bucket",
 }
 

@@ -100,6 +100,7 @@ type Options struct {
 	// ("" too) or "closed".
 	QuotaBackend, QuotaAddr, QuotaKey, QuotaRate string
 	QuotaBurst                                   int
+	QuotaHighShare, QuotaNormalShare             float64 // shares of QuotaRate kept for tiers (see --priority)
 	QuotaDomain, QuotaDescriptors, QuotaFail     string
 	QuotaTimeout                                 time.Duration
 
@@ -197,7 +198,7 @@ func (o Options) quota() (throttle.QuotaConfig, error) {
 	q := throttle.QuotaConfig{
 		Backend: o.QuotaBackend, Addr: o.QuotaAddr, Key: o.QuotaKey, Rate: o.QuotaRate,
 		Burst: o.QuotaBurst, Domain: o.QuotaDomain, Descriptors: o.QuotaDescriptors, FailOpen: true,
-		Timeout: o.QuotaTimeout,
+		Timeout: o.QuotaTimeout, HighShare: o.QuotaHighShare, NormalShare: o.QuotaNormalShare,
 	}
 	if q.Backend == "" {
 		q.Backend = "none"

@@ -95,6 +95,8 @@ var wrongValues = map[string][]string{
 	"quota_key":           {"my quota", "a/b"},
 	"quota_rate":          {"600", "600 per minute"},
 	"quota_burst":         {"-1", "ten"},
+	"quota_high_share":    {"1", "-0.1"},
+	"quota_normal_share":  {"1.5", "half"},
 	"quota_domain":        {"my domain"},
 	"quota_descriptors":   {"api", "a=b,"},
 	"quota_fail":          {"fail", "Open"},

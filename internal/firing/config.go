@@ -79,4 +79,5 @@ type Elem struct {
 	Last      Kind      // why its last attempt failed; None if it did not
 	Cost      int       // what a call for it costs, in cost units (at least 1)
 	Size      int       // its payload's bytes, for BytesPerCall
+	Tier      int       // its priority tier (-1 low, 0 normal, 1 high), for the quota
 }

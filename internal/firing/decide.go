@@ -10,12 +10,13 @@ import (
 // permits, or time slots. Its methods may do I/O (a round trip to the
 // quota's service); the driver that implements it owns that.
 type Quota interface {
-	// Permit asks for cost permits at now, asking the service for want
-	// (at least cost) when the worker holds fewer. It answers OK (Paid:
+	// Permit asks for cost permits at now for a call of priority tier
+	// tier, asking the service for want (at least cost) when the worker
+	// holds fewer. It answers OK (Paid:
 	// the permits are reserved until Settle; with slots, At is the call's
 	// slot) or, when not OK, when to ask again. While the service is down
 	// it fails open (OK, not Paid) or closed.
-	Permit(now time.Time, cost, want int) Permit
+	Permit(now time.Time, tier, cost, want int) Permit
 	// Settle ends an OK permit once the call is decided: permits of a call
 	// not sent go back to the worker.
 	Settle(p Permit, sent bool)
@@ -61,13 +62,13 @@ const (
 // what the policy would send until the end of the firing's wait, or of the
 // quota's window if it ends sooner, at most left, the cost of the calls
 // remaining.
-func (f *Firing) decide(now time.Time, cost int) adaptive.Decision {
+func (f *Firing) decide(now time.Time, tier, cost int) adaptive.Decision {
 	q, pol := f.env.Quota, f.env.Policy
 	if q == nil {
 		return pol.Decide(now, f.inFlight, cost)
 	}
 	if _, _, slotted := q.Slots(0); slotted {
-		return f.decideOnSlot(now, cost)
+		return f.decideOnSlot(now, tier, cost)
 	}
 	want := f.remaining()
 	until := laterOf(f.deadline, now.Add(f.cfg.Wait))
@@ -77,7 +78,7 @@ func (f *Firing) decide(now time.Time, cost int) adaptive.Decision {
 	if n := pol.Budget(now, until); n >= 0 {
 		want = min(want, max(n, cost))
 	}
-	perm := q.Permit(now, cost, want)
+	perm := q.Permit(now, tier, cost, want)
 	if !perm.OK {
 		return adaptive.Decision{Verdict: adaptive.Postpone, RetryAt: perm.RetryAt}
 	}
@@ -96,7 +97,7 @@ func (f *Firing) decide(now time.Time, cost int) adaptive.Decision {
 // left and at least the call's cost. Past the firing's deadline no slot is
 // claimed (the firing would not wait for it): the firing ends, and its
 // timer is set for now.
-func (f *Firing) decideOnSlot(now time.Time, cost int) adaptive.Decision {
+func (f *Firing) decideOnSlot(now time.Time, tier, cost int) adaptive.Decision {
 	q, pol := f.env.Quota, f.env.Policy
 	for range 2 { // a second time after a missed slot
 		if !f.slot.OK {
@@ -111,7 +112,7 @@ func (f *Firing) decideOnSlot(now time.Time, cost int) adaptive.Decision {
 			if b := pol.Budget(now, now.Add(slotAhead)); b >= 0 {
 				want = min(want, b)
 			}
-			perm := q.Permit(now, cost, max(want, cost))
+			perm := q.Permit(now, tier, cost, max(want, cost))
 			if !perm.OK {
 				return adaptive.Decision{Verdict: adaptive.Postpone, RetryAt: perm.RetryAt}
 			}

@@ -159,7 +159,7 @@ func (f *Firing) Next(now time.Time) Step {
 		}
 		j := f.pack(now)
 		cost := f.costOf(f.work[f.cursor:j])
-		d := f.decide(now, cost)
+		d := f.decide(now, f.elems[i].Tier, cost)
 		switch d.Verdict {
 		case adaptive.Send:
 			return f.send(now, j, cost, d.Probability)

@@ -290,8 +290,8 @@ type poolQuota struct {
 	retry time.Duration // when to ask again while the service is down and failing closed
 }
 
-func (q *poolQuota) Permit(now time.Time, cost, want int) firing.Permit {
-	p := q.pool.permit(q.ctx, now, cost, want, q.retry)
+func (q *poolQuota) Permit(now time.Time, tier, cost, want int) firing.Permit {
+	p := q.pool.permit(q.ctx, now, tier, cost, want, q.retry)
 	return firing.Permit{OK: p.ok, Paid: p.paid, At: p.slot.at, RetryAt: p.retryAt, Token: p}
 }
 

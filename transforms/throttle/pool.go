@@ -68,7 +68,8 @@ type permitPool struct {
 	mu       sync.Mutex
 	have     int           // permits granted and not spent
 	lapse    time.Time     // when they lapse; zero if never
-	retryAt  time.Time     // the quota said: no permits before then
+	retryAt  [3]time.Time  // by tier (tierLow first): the quota said no permits before then
+	tiers    bool          // the quota keeps shares for tiers: reserve and claim by tier
 	health   breaker       // whether the service answers
 	answered chan struct{} // closed when the round trip under way ends; nil if none
 	tally    quotaTally    // not reported yet
@@ -85,25 +86,32 @@ type permission struct {
 	retryAt time.Time // when not ok: when to ask again
 }
 
-// permit reserves cost permits at now (a call's cost, in cost units),
-// asking the quota for want (at least what is missing) when the pool holds
-// fewer. Permits granted short of cost stay in the pool for the next ask,
+// permit reserves cost permits at now (a call's cost, in cost units) for
+// a call of the given priority tier, asking the quota for want (at least
+// what is missing) when the pool holds fewer. With shares kept for tiers
+// (QuotaConfig.HighShare), slots are reserved for the call's tier and a
+// call claims only slots reserved for its tier or a lower one; without,
+// the tier does not matter. Permits granted short of cost stay in the pool for the next ask,
 // so a call costing more than the quota grants at once (Redis's burst) is
 // sent once enough have come. It answers ok (paid: the permits are
 // reserved), or when to ask again. While the service is down it fails open
 // (ok, not paid) or closed (ask again after retry) at once, as configured.
 // Every permission that is ok is settled once the call is decided.
-func (p *permitPool) permit(ctx context.Context, now time.Time, cost, want int, retry time.Duration) permission {
+func (p *permitPool) permit(ctx context.Context, now time.Time, tier, cost, want int, retry time.Duration) permission {
 	var (
 		perm permission
 		note string // a change of the service's state, to log
 		warn bool
 	)
+	if !p.tiers {
+		tier = tierNormal
+	}
+	tier = tierOf(tier)
 	p.mu.Lock()
 	for {
 		if p.r != nil {
 			p.tally.lapsed += int64(p.slots.expire(now))
-			if c, ok := p.slots.claim(cost); ok {
+			if c, ok := p.slots.claim(cost, tier); ok {
 				perm = permission{ok: true, paid: true, cost: cost, slot: c}
 				break
 			}
@@ -118,8 +126,8 @@ func (p *permitPool) permit(ctx context.Context, now time.Time, cost, want int, 
 				break
 			}
 		}
-		if now.Before(p.retryAt) {
-			perm = permission{retryAt: p.retryAt}
+		if at := p.retryAt[tier-tierLow]; now.Before(at) {
+			perm = permission{retryAt: at}
 			break
 		}
 		ask := max(want, cost) - p.have
@@ -139,12 +147,12 @@ func (p *permitPool) permit(ctx context.Context, now time.Time, cost, want int, 
 		p.tally.requests++
 		if step == stepProbe {
 			p.probes.Add(1)
-			go p.probe(context.WithoutCancel(ctx), ask, now, retry)
+			go p.probe(context.WithoutCancel(ctx), ask, tier, now, retry)
 			perm = p.without(cost, now, retry)
 			break
 		}
 		p.mu.Unlock()
-		g, err := p.take(ctx, ask, now)
+		g, err := p.take(ctx, ask, tier, now)
 		p.mu.Lock()
 		if err != nil && ctx.Err() != nil { // the caller gave up, not the service
 			p.tally.errors++
@@ -159,7 +167,7 @@ func (p *permitPool) permit(ctx context.Context, now time.Time, cost, want int, 
 		}
 	}
 	if perm.paid && p.r != nil && want > cost && p.slots.empty() {
-		if n, w := p.reserveAhead(ctx, now, want-cost, retry); n != "" {
+		if n, w := p.reserveAhead(ctx, now, tier, want-cost, retry); n != "" {
 			note, warn = n, w
 		}
 	}
@@ -195,41 +203,43 @@ func (p *permitPool) without(cost int, now time.Time, retry time.Duration) permi
 }
 
 // probe makes a round trip to check a service that was down, for ask
-// permits at now, and records its outcome; its counts are reported by the
-// next permit.
-func (p *permitPool) probe(ctx context.Context, ask int, now time.Time, retry time.Duration) {
+// permits of tier at now, and records its outcome; its counts are reported
+// by the next permit.
+func (p *permitPool) probe(ctx context.Context, ask, tier int, now time.Time, retry time.Duration) {
 	defer p.probes.Done()
-	g, err := p.take(ctx, ask, now)
+	g, err := p.take(ctx, ask, tier, now)
 	p.mu.Lock()
 	note, warn := p.record(now, ask, retry, g, err)
 	p.mu.Unlock()
 	p.log(ctx, note, warn)
 }
 
-// grant is what one round trip to the service brought: a count of
-// permits, or, with a quota of time slots, the slots of res.
+// grant is what one round trip to the service brought for a tier: a
+// count of permits, or, with a quota of time slots, the slots of res.
 type grant struct {
 	quota.Grant
-	res quota.Reservation
+	res  quota.Reservation
+	tier int
 }
 
 // take makes one round trip to the service, bounded by the timeout: Take
-// n permits, or Reserve n units of slots.
-func (p *permitPool) take(ctx context.Context, n int, now time.Time) (grant, error) {
+// n permits, or Reserve n units of slots for tier.
+func (p *permitPool) take(ctx context.Context, n, tier int, now time.Time) (grant, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout())
 	defer cancel()
 	if p.r != nil {
-		res, err := p.r.Reserve(ctx, p.cfg.Key, n, now)
-		return grant{Grant: quota.Grant{Granted: res.Granted, RetryAt: res.RetryAt}, res: res}, err
+		res, err := p.r.ReserveTier(ctx, p.cfg.Key, tier, n, now)
+		return grant{Grant: quota.Grant{Granted: res.Granted, RetryAt: res.RetryAt}, res: res, tier: tier}, err
 	}
 	g, err := p.q.Take(ctx, p.cfg.Key, n, now)
-	return grant{Grant: g}, err
+	return grant{Grant: g, tier: tier}, err
 }
 
 // record records, with p.mu held, the outcome of the round trip under way,
 // which asked for ask permits at now: the service's health, and the permits
-// granted (when fewer, no more are asked before the service's RetryAt, or
-// before retry if it gave none). It returns a line to log when the service went down or came
+// granted (when fewer, no more are asked for the grant's tier and those
+// below it before the service's RetryAt, or before retry if it gave
+// none). It returns a line to log when the service went down or came
 // back (warn: it went down).
 func (p *permitPool) record(now time.Time, ask int, retry time.Duration, g grant, err error) (note string, warn bool) {
 	p.endRoundTrip()
@@ -250,15 +260,18 @@ func (p *permitPool) record(now time.Time, ask int, retry time.Duration, g grant
 		p.tally.allowed++
 	} else {
 		p.tally.limited++
-		p.retryAt = g.RetryAt
-		if !p.retryAt.After(now) {
-			p.retryAt = now.Add(retry)
+		at := g.RetryAt
+		if !at.After(now) {
+			at = now.Add(retry)
+		}
+		for t := tierLow; t <= g.tier; t++ {
+			p.retryAt[t-tierLow] = at
 		}
 	}
 	switch {
 	case g.Granted <= 0:
 	case p.r != nil:
-		p.slots.add(g.res)
+		p.slots.add(g.res, g.tier)
 	default:
 		p.have += g.Granted
 		p.lapse = p.windowEnd(now)

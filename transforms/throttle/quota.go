@@ -72,6 +72,16 @@ type QuotaConfig struct {
 	FailOpen bool
 	// Timeout bounds each round trip to the service; 0 means 1s.
 	Timeout time.Duration
+	// HighShare and NormalShare keep shares of Rate for the high and the
+	// normal priority tiers (WithPriority), as LiteLLM's priority
+	// reservations do, with a quota of time slots only: while a tier with
+	// a share sends, the tiers below it together reserve at most
+	// 1 − share of Rate, on every worker and job of Key that keeps the
+	// same shares; while it has not sent for a few seconds, they may use
+	// the whole Rate. So a backfill sharing the key cannot starve a live
+	// feed. Each in [0, 1); 0 keeps nothing, and without shares a worker
+	// serves higher tiers first from the slots it gets.
+	HighShare, NormalShare float64
 }
 
 // quotaKeyEntry is the name of the Envoy descriptor entry that carries
@@ -92,6 +102,19 @@ func (c QuotaConfig) validate() error {
 	switch c.Backend {
 	case "", quotaNone:
 		return nil
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"HighShare", c.HighShare}, {"NormalShare", c.NormalShare}} {
+		switch {
+		case !(f.v >= 0 && f.v < 1):
+			bad(f.name, fmt.Errorf("must be at least 0 and less than 1, got %v", f.v))
+		case f.v > 0 && !c.slotted():
+			bad(f.name, errors.New("needs a quota of time slots (the local backend, or redis without a Burst above 1)"))
+		}
+	}
+	switch c.Backend {
 	case quotaLocal:
 		if _, err := quota.ParseRate(c.Rate); err != nil {
 			bad("Rate", err)
@@ -161,7 +184,7 @@ func (c QuotaConfig) newQuota() (quota.Quota, error) {
 		if err != nil {
 			return nil, err
 		}
-		s, err := quota.NewSlots(quota.SlotsConfig{Rate: r})
+		s, err := quota.NewSlots(quota.SlotsConfig{Rate: r, Shares: c.shares()})
 		if err != nil {
 			return nil, err
 		}
@@ -175,7 +198,7 @@ func (c QuotaConfig) newQuota() (quota.Quota, error) {
 		if burst <= 1 {
 			burst = 0 // Take is not used: slots
 		}
-		return sharedquota.NewRedis(sharedquota.RedisConfig{Addr: c.Addr, Rate: r, Burst: burst})
+		return sharedquota.NewRedis(sharedquota.RedisConfig{Addr: c.Addr, Rate: r, Burst: burst, Shares: c.shares()})
 	case quotaEnvoy:
 		var es []sharedquota.Entry
 		if c.Descriptors != "" {
@@ -187,6 +210,11 @@ func (c QuotaConfig) newQuota() (quota.Quota, error) {
 		return sharedquota.NewEnvoy(sharedquota.EnvoyConfig{Addr: c.Addr, Domain: c.Domain, Entries: es, KeyEntry: quotaKeyEntry})
 	}
 	return quota.NoQuota{}, nil
+}
+
+// shares returns the shares c keeps for tiers.
+func (c QuotaConfig) shares() quota.Shares {
+	return quota.Shares{High: c.HighShare, Normal: c.NormalShare}
 }
 
 // localQuota is the local backend: Slots, and a Take that permit

@@ -178,7 +178,7 @@ func TestPermitsLapse(t *testing.T) {
 	}
 	for i, s := range steps {
 		before := p.lapse
-		if perm := p.permit(ctx, s.at, 1, s.want, time.Second); !perm.ok {
+		if perm := p.permit(ctx, s.at, tierNormal, 1, s.want, time.Second); !perm.ok {
 			t.Fatalf("step %d: no permit", i)
 		}
 		// A round trip that grants sets when its permits lapse.
@@ -212,6 +212,12 @@ func TestQuotaConfigValidate(t *testing.T) {
 		{QuotaConfig{Backend: quotaLocal, Rate: "600/m"}, ""},
 		{QuotaConfig{Backend: quotaLocal}, "WithQuota: Rate:"},
 		{QuotaConfig{Backend: quotaLocal, Rate: "600/m", Addr: "h:1"}, "WithQuota: Addr: not used"},
+		{QuotaConfig{Backend: quotaLocal, Rate: "600/m", HighShare: 0.9, NormalShare: 0.5}, ""},
+		{QuotaConfig{Backend: quotaRedis, Addr: "h:1", Key: "k", Rate: "600/m", HighShare: 0.9}, ""},
+		{QuotaConfig{Backend: quotaLocal, Rate: "600/m", HighShare: 1}, "WithQuota: HighShare: must be at least 0 and less than 1"},
+		{QuotaConfig{Backend: quotaLocal, Rate: "600/m", NormalShare: -0.5}, "WithQuota: NormalShare:"},
+		{QuotaConfig{Backend: quotaRedis, Addr: "h:1", Key: "k", Rate: "600/m", Burst: 10, HighShare: 0.9}, "WithQuota: HighShare: needs a quota of time slots"},
+		{QuotaConfig{Backend: quotaEnvoy, Addr: "h:1", Key: "k", Domain: "d", NormalShare: 0.1}, "WithQuota: NormalShare: needs a quota of time slots"},
 	}
 	for _, tc := range tests {
 		err := tc.q.validate()
@@ -238,14 +244,14 @@ func TestPermitCosts(t *testing.T) {
 	defer q.(io.Closer).Close()
 	p := &permitPool{cfg: cfg, q: q}
 	ctx := context.Background()
-	if perm := p.permit(ctx, time.Now(), 4, 4, time.Second); !perm.ok || p.have != 0 {
+	if perm := p.permit(ctx, time.Now(), tierNormal, 4, 4, time.Second); !perm.ok || p.have != 0 {
 		t.Fatalf("cost 4 within the burst: ok %v with %d left, want ok with 0", perm.ok, p.have)
 	}
 	asks := 0
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		asks++
-		perm := p.permit(ctx, time.Now(), 25, 25, 10*time.Millisecond)
+		perm := p.permit(ctx, time.Now(), tierNormal, 25, 25, 10*time.Millisecond)
 		if perm.ok {
 			break
 		}
@@ -262,7 +268,7 @@ func TestPermitCosts(t *testing.T) {
 	if p.have != left+25 {
 		t.Errorf("unspend(25): %d held, want %d", p.have, left+25)
 	}
-	if perm := p.permit(ctx, time.Now(), 25, 25, time.Second); !perm.ok || p.have != left {
+	if perm := p.permit(ctx, time.Now(), tierNormal, 25, 25, time.Second); !perm.ok || p.have != left {
 		t.Errorf("spending unspent permits: ok %v with %d left, want ok with %d, without asking", perm.ok, p.have, left)
 	}
 }
@@ -343,7 +349,7 @@ func TestPermitPoolServiceHangs(t *testing.T) {
 					t.Helper()
 					now := t0.Add(d)
 					clock.set(now)
-					perm := p.permit(ctx, now, 1, 5, retry)
+					perm := p.permit(ctx, now, tierNormal, 1, 5, retry)
 					switch {
 					case perm.paid:
 						t.Errorf("at %v: paid with permits the service could not grant", d)
@@ -392,7 +398,7 @@ func TestPermitPoolServiceHangs(t *testing.T) {
 				ask(15 * time.Second) // the probe that finds it
 				takes("when the fourth back-off ends", 5)
 				now := t0.Add(15 * time.Second)
-				if perm := p.permit(ctx, now, 1, 5, retry); !perm.ok || !perm.paid {
+				if perm := p.permit(ctx, now, tierNormal, 1, 5, retry); !perm.ok || !perm.paid {
 					t.Errorf("after the probe that found Redis: ok %v paid %v, want a permit of the probe's", perm.ok, perm.paid)
 				}
 				takes("a permit of the probe's", 5)
@@ -427,7 +433,7 @@ func TestPermitPoolHangConcurrent(t *testing.T) {
 	for range groups {
 		wg.Go(func() {
 			for i := range asks {
-				perm := p.permit(context.Background(), now, 1, 5, time.Second)
+				perm := p.permit(context.Background(), now, tierNormal, 1, 5, time.Second)
 				if perm.ok && !perm.paid {
 					sent.Add(1)
 				}

@@ -97,7 +97,7 @@ func (fr *driver) failureOf(err error, p float64) failure {
 
 // elemOf is what the core knows of it.
 func elemOf(it *item) firing.Elem {
-	e := firing.Elem{Attempts: it.Attempts, Cost: int(min(it.cost(), math.MaxInt32)), Size: len(it.Payload)}
+	e := firing.Elem{Attempts: it.Attempts, Cost: int(min(it.cost(), math.MaxInt32)), Size: len(it.Payload), Tier: it.Tier}
 	if it.Since != 0 {
 		e.Since = time.Unix(0, it.Since)
 	}

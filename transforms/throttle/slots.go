@@ -36,18 +36,21 @@ func tolerance(spacing time.Duration) time.Duration {
 	return min(max(spacing/12, minTolerance), maxTolerance)
 }
 
-// claim is one call's slot: units slots of the quota from at on.
+// claim is one call's slot: units slots of the quota from at on,
+// reserved for tier.
 type claim struct {
 	at    time.Time
 	units int
+	tier  int
 }
 
-// slotRun is the unclaimed part of a reservation: left units whose slots
-// start at next, spacing apart.
+// slotRun is the unclaimed part of a reservation for tier: left units
+// whose slots start at next, spacing apart.
 type slotRun struct {
 	res  quota.Reservation // as granted, or as extended by the contiguous reservations after it
 	next time.Time
 	left int
+	tier int
 }
 
 // end is where the run's last slot ends.
@@ -65,23 +68,24 @@ type slotLedger struct {
 	late     time.Duration // the tolerance (see tolerance); 0 means minTolerance
 }
 
-// add records a reservation's slots. A reservation that starts where the
-// last one ended on the quota's clock (nobody reserved in between) extends
-// it, so that a call may take slots from both.
-func (l *slotLedger) add(res quota.Reservation) {
+// add records the slots of a reservation for tier. A reservation for the
+// same tier that starts where the last one ended on the quota's clock
+// (nobody reserved in between) extends it, so that a call may take slots
+// from both.
+func (l *slotLedger) add(res quota.Reservation, tier int) {
 	if res.Granted <= 0 {
 		return
 	}
 	if n := len(l.runs); n > 0 {
 		last := &l.runs[n-1]
-		if last.res.Stamp == res.Stamp-int64(res.Granted)*int64(res.Spacing) && last.res.Spacing == res.Spacing {
+		if last.res.Stamp == res.Stamp-int64(res.Granted)*int64(res.Spacing) && last.res.Spacing == res.Spacing && last.tier == tier {
 			last.res.Granted += res.Granted
 			last.res.Stamp = res.Stamp
 			last.left += res.Granted
 			return
 		}
 	}
-	l.runs = append(l.runs, slotRun{res: res, next: res.First, left: res.Granted})
+	l.runs = append(l.runs, slotRun{res: res, next: res.First, left: res.Granted, tier: tier})
 }
 
 // tolerance is how late a slot may still be used.
@@ -116,31 +120,34 @@ func (l *slotLedger) expire(now time.Time) (lapsed int) {
 	return lapsed
 }
 
-// claim hands out the earliest slots for a call of the given cost: a claim
-// given back that is large enough, or the next cost units of a run. A call
-// costing more than one reservation can ever grant takes that many. It
-// reports false if the ledger has no such slots: reserve more.
-func (l *slotLedger) claim(cost int) (claim, bool) {
+// claim hands out the earliest slots for a call of the given cost and
+// tier, among those reserved for its tier or a lower one (a lower tier's
+// reservation was held to the limits of the tiers above it, so any call
+// may use it; a higher tier's was not): a claim given back that is large
+// enough, or the next cost units of a run. A call costing more than one
+// reservation can ever grant takes that many. It reports false if the
+// ledger has no such slots: reserve more.
+func (l *slotLedger) claim(cost, tier int) (claim, bool) {
 	units := max(cost, 1)
 	if l.capacity > 0 {
 		units = min(units, l.capacity)
 	}
 	bi := -1
 	for i, c := range l.back {
-		if c.units >= units {
+		if c.units >= units && c.tier <= tier {
 			bi = i
 			break
 		}
 	}
 	for i := range l.runs {
 		r := &l.runs[i]
-		if r.left < units {
+		if r.left < units || r.tier > tier {
 			continue
 		}
 		if bi >= 0 && !l.back[bi].at.After(r.next) {
 			break
 		}
-		c := claim{at: r.next, units: units}
+		c := claim{at: r.next, units: units, tier: r.tier}
 		r.next = r.next.Add(time.Duration(units) * r.res.Spacing)
 		r.left -= units
 		if r.left == 0 {
@@ -180,7 +187,7 @@ func (l *slotLedger) tail(now time.Time) (slotRun, bool) {
 	r := l.runs[n-1]
 	for k := len(l.back) - 1; k >= 0; k-- {
 		c := l.back[k]
-		if !c.at.Add(time.Duration(c.units) * r.res.Spacing).Equal(r.next) {
+		if c.tier != r.tier || !c.at.Add(time.Duration(c.units)*r.res.Spacing).Equal(r.next) {
 			break
 		}
 		r.next, r.left = c.at, r.left+c.units
@@ -205,15 +212,15 @@ func (l *slotLedger) empty() bool { return len(l.runs) == 0 && len(l.back) == 0 
 // reservation. It asks only while the service is up and no round trip is
 // under way; otherwise the next call reserves as usual. It returns what
 // record returns.
-func (p *permitPool) reserveAhead(ctx context.Context, now time.Time, n int, retry time.Duration) (note string, warn bool) {
-	if p.health.down || p.health.inFlight || now.Before(p.retryAt) {
+func (p *permitPool) reserveAhead(ctx context.Context, now time.Time, tier, n int, retry time.Duration) (note string, warn bool) {
+	if p.health.down || p.health.inFlight || now.Before(p.retryAt[tier-tierLow]) {
 		return "", false
 	}
 	p.health.next(p.now()) // stepCall: the service is up and idle
 	p.answered = make(chan struct{})
 	p.tally.requests++
 	p.mu.Unlock()
-	g, err := p.take(ctx, n, now)
+	g, err := p.take(ctx, n, tier, now)
 	p.mu.Lock()
 	if err != nil && ctx.Err() != nil {
 		p.tally.errors++
@@ -227,7 +234,7 @@ func (p *permitPool) reserveAhead(ctx context.Context, now time.Time, n int, ret
 // newPermitPool returns the permit pool of a transform on a worker for the
 // quota q of cfg.
 func newPermitPool(cfg QuotaConfig, q quota.Quota) *permitPool {
-	p := &permitPool{cfg: cfg, q: q}
+	p := &permitPool{cfg: cfg, q: q, tiers: cfg.HighShare > 0 || cfg.NormalShare > 0}
 	if r, ok := q.(quota.Reserver); ok && cfg.slotted() {
 		p.r = r
 		if rate, err := quota.ParseRate(cfg.Rate); err == nil {

@@ -54,6 +54,10 @@ type Reserver interface {
 	// see [Reservation]. Reserve with n <= 0 reserves nothing, returns the
 	// zero Reservation and asks nothing of the service.
 	Reserve(ctx context.Context, key string, n int, now time.Time) (Reservation, error)
+	// ReserveTier is Reserve for a caller of priority tier tier (TierLow,
+	// TierNormal or TierHigh), held to the limits of the quota's [Shares]
+	// while higher tiers send. Reserve reserves for TierNormal.
+	ReserveTier(ctx context.Context, key string, tier, n int, now time.Time) (Reservation, error)
 	// Release gives back the last unused units of r (at most r.Granted), a
 	// reservation Reserve made for key, at now. It returns how many units
 	// were given back: 0 when a later reservation was made since (the
@@ -144,6 +148,9 @@ type SlotsConfig struct {
 	// Horizon is how far ahead of now a reservation's last slot may start
 	// (see [Reserver]); at least Lead. Zero means DefaultHorizon.
 	Horizon time.Duration
+	// Shares keeps parts of the rate for higher priority tiers (see
+	// [Reserver.ReserveTier]); the zero value keeps nothing.
+	Shares Shares
 }
 
 // Slots is a [Reserver] kept in memory: one GCRA per key, for the callers
@@ -166,9 +173,11 @@ type Slots struct {
 	spacing time.Duration
 	lead    time.Duration
 	horizon time.Duration
+	shares  Shares
 
 	mu      sync.Mutex
-	tat     map[string]time.Time // per key, the TAT; absent means at or before now
+	tat     map[string]time.Time // per key, the TAT; absent means at or before now; also the TATs of Shares' caps
+	active  map[string]time.Time // per key and tier with a share: until when it counts as sending
 	sweepAt int                  // drop lapsed keys when tat grows to this size
 }
 
@@ -195,11 +204,16 @@ func NewSlots(cfg SlotsConfig) (*Slots, error) {
 	if horizon < lead {
 		return nil, fmt.Errorf("quota: Slots: Horizon %v must be at least Lead %v", horizon, lead)
 	}
+	if err := cfg.Shares.Validate(); err != nil {
+		return nil, err
+	}
 	return &Slots{
 		spacing: spacing(cfg.Rate),
 		lead:    lead,
 		horizon: horizon,
+		shares:  cfg.Shares,
 		tat:     make(map[string]time.Time),
+		active:  make(map[string]time.Time),
 		sweepAt: minSweep,
 	}, nil
 }
@@ -214,22 +228,44 @@ func spacing(r Rate) time.Duration {
 	return d
 }
 
-// Reserve reserves up to n units for key at now, as [Reserver] says. ctx
-// is not used: Slots never waits.
-func (s *Slots) Reserve(_ context.Context, key string, n int, now time.Time) (Reservation, error) {
+// Reserve reserves up to n units for key at now, as [Reserver] says, for
+// the normal tier. ctx is not used: Slots never waits.
+func (s *Slots) Reserve(ctx context.Context, key string, n int, now time.Time) (Reservation, error) {
+	return s.ReserveTier(ctx, key, TierNormal, n, now)
+}
+
+// ReserveTier reserves up to n units for key at now for a caller of the
+// given tier, as [Reserver] says. ctx is not used.
+func (s *Slots) ReserveTier(_ context.Context, key string, tier, n int, now time.Time) (Reservation, error) {
 	if n <= 0 {
 		return Reservation{}, nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var ahead time.Duration // the TAT, from now
-	if tat, ok := s.tat[key]; ok {
-		ahead = tat.Sub(now)
+	if s.shares.Marks(tier) {
+		s.active[tierKey(key, "active", tier)] = now.Add(ActiveFor)
 	}
-	start, granted := reserveSlots(ahead, n, s.spacing, s.lead, s.horizon)
+	start, granted := reserveSlots(s.ahead(key, now), n, s.spacing, s.lead, s.horizon)
+	var caps []Cap // those that apply now
+	for _, c := range s.shares.Caps(tier, s.spacing) {
+		if until, ok := s.active[tierKey(key, "active", c.Above)]; ok && until.After(now) {
+			caps = append(caps, c)
+			granted = min(granted, capSlots(s.ahead(tierKey(key, "below", c.Above), now), c.Spacing, s.horizon))
+		}
+	}
 	r := Reservation{First: now.Add(start), Spacing: s.spacing, Granted: granted}
 	if granted < n {
 		r.RetryAt = r.First.Add(time.Duration(granted)*s.spacing - s.horizon)
+	}
+	for _, c := range caps {
+		k := tierKey(key, "below", c.Above)
+		end := now.Add(max(s.ahead(k, now), 0) + time.Duration(granted)*c.Spacing)
+		if granted < n {
+			r.RetryAt = laterOf(r.RetryAt, end.Add(-s.horizon))
+		}
+		if granted > 0 {
+			s.tat[k] = end
+		}
 	}
 	if granted > 0 {
 		end := r.First.Add(time.Duration(granted) * s.spacing)
@@ -238,6 +274,29 @@ func (s *Slots) Reserve(_ context.Context, key string, n int, now time.Time) (Re
 		s.sweep(now)
 	}
 	return r, nil
+}
+
+// ahead returns the TAT of key, from now: 0 when it has none.
+func (s *Slots) ahead(key string, now time.Time) time.Duration {
+	if tat, ok := s.tat[key]; ok {
+		return tat.Sub(now)
+	}
+	return 0
+}
+
+// tierKey returns the key of what Slots keeps for key's tier: "active"
+// (until when it counts as sending) or "below" (the TAT of the cap of the
+// tiers below it). A NUL keeps it apart from every key a caller passes.
+func tierKey(key, what string, tier int) string {
+	return key + "\x00" + what + ":" + TierName(tier)
+}
+
+// laterOf returns the later of a and b.
+func laterOf(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // Release gives back the last unused units of r at now, as [Reserver]
@@ -272,6 +331,11 @@ func (s *Slots) sweep(now time.Time) {
 	for k, tat := range s.tat {
 		if !tat.After(now) {
 			delete(s.tat, k)
+		}
+	}
+	for k, until := range s.active {
+		if !until.After(now) {
+			delete(s.active, k)
 		}
 	}
 	s.sweepAt = max(minSweep, 2*len(s.tat))

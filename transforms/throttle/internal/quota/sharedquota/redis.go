@@ -43,6 +43,10 @@ type RedisConfig struct {
 	// slot starts Horizon ahead at the latest. Zero means
 	// quota.DefaultLead and quota.DefaultHorizon. Take ignores them.
 	Lead, Horizon time.Duration
+	// Shares keeps parts of the rate of Reserve's slots for higher priority
+	// tiers (see [Redis.ReserveTier]); the zero value keeps nothing. Take
+	// ignores it.
+	Shares quota.Shares
 }
 
 // DefaultBurst returns the burst used when RedisConfig.Burst is zero: one
@@ -101,6 +105,7 @@ type Redis struct {
 	owned  bool // Close closes client
 
 	spacing, lead, horizon time.Duration // of Reserve's slots
+	shares                 quota.Shares
 
 	mu     sync.Mutex
 	credit map[string]int // units granted by Redis and not yet by Take, per key
@@ -129,6 +134,9 @@ func NewRedis(cfg RedisConfig) (*Redis, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := cfg.Shares.Validate(); err != nil {
+		return nil, fmt.Errorf("sharedquota: Redis: %w", err)
+	}
 	if cfg.Client == nil && cfg.Addr == "" {
 		return nil, errors.New("sharedquota: Redis: Addr or Client is required")
 	}
@@ -155,6 +163,7 @@ func NewRedis(cfg RedisConfig) (*Redis, error) {
 		spacing: slotSpacing(cfg.Rate),
 		lead:    lead,
 		horizon: horizon,
+		shares:  cfg.Shares,
 	}
 	if r.client == nil {
 		logRedisToSlog.Do(func() { redis.SetLogger(slogRedis{}) })

@@ -67,19 +67,40 @@ func slotWindow(lead, horizon time.Duration) (time.Duration, time.Duration, erro
 // server's now is taken to be now plus half the round trip, as NTP assumes.
 // The Stamp is where the reservation ends on the server's clock. The Redis
 // key expires when its TAT has passed (a TAT at or before now means the
-// same as none), so that keys used once do not stay.
+// same as none), so that keys used once do not stay. Reserve reserves for
+// the normal tier.
 func (r *Redis) Reserve(ctx context.Context, key string, n int, now time.Time) (quota.Reservation, error) {
+	return r.ReserveTier(ctx, key, quota.TierNormal, n, now)
+}
+
+// ReserveTier is Reserve for a caller of the given tier, held to the
+// limits of the config's Shares while higher tiers send, in the same round
+// trip. A tier with a share marks itself as sending under the Redis key
+// "slots:" + key + ":active:" + its name (quota.TierName), for
+// quota.ActiveFor; the limit of the tiers below it is a GCRA under
+// "slots:" + key + ":below:" + its name. On a Redis Cluster these keys
+// must be in one hash slot: put the part of key to hash in braces.
+func (r *Redis) ReserveTier(ctx context.Context, key string, tier, n int, now time.Time) (quota.Reservation, error) {
 	if n <= 0 {
 		return quota.Reservation{}, nil
 	}
+	keys := []string{slotsPrefix + key, slotsPrefix + key + ":active:" + quota.TierName(tier)}
+	args := []any{int64(r.spacing), n, int64(r.lead), int64(r.horizon), 0}
+	if r.shares.Marks(tier) {
+		args[4] = quota.ActiveFor.Milliseconds()
+	}
+	for _, c := range r.shares.Caps(tier, r.spacing) {
+		name := quota.TierName(c.Above)
+		keys = append(keys, slotsPrefix+key+":below:"+name, slotsPrefix+key+":active:"+name)
+		args = append(args, int64(c.Spacing))
+	}
 	sent := time.Now()
-	v, err := reserveScript.Run(ctx, r.client, []string{slotsPrefix + key},
-		int64(r.spacing), n, int64(r.lead), int64(r.horizon)).Int64Slice()
+	v, err := reserveScript.Run(ctx, r.client, keys, args...).Int64Slice()
 	rtt := time.Since(sent)
 	if err != nil {
 		return quota.Reservation{}, wrap(ctx, err, "redis: reserving %d for %q", n, key)
 	}
-	if len(v) != 4 || v[1] < 0 || v[1] > int64(n) || v[3] < 0 || v[3] > 999 {
+	if len(v) != 5 || v[1] < 0 || v[1] > int64(n) || v[3] < 0 || v[3] > 999 || v[4] < 0 {
 		return quota.Reservation{}, fmt.Errorf("sharedquota: redis: reserving %d for %q: malformed answer %v", n, key, v)
 	}
 	start, granted := time.Duration(v[0]), int(v[1])
@@ -90,6 +111,9 @@ func (r *Redis) Reserve(ctx context.Context, key string, n int, now time.Time) (
 	}
 	if granted < n {
 		res.RetryAt = res.First.Add(time.Duration(granted)*r.spacing - r.horizon)
+		if wait := now.Add(rtt/2 + time.Duration(v[4])); wait.After(res.RetryAt) {
+			res.RetryAt = wait
+		}
 	}
 	if granted > 0 {
 		res.Stamp = v[2]*1000 + v[3]

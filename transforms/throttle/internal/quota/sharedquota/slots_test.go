@@ -325,3 +325,72 @@ func TestNewRedisRefusesSlots(t *testing.T) {
 		}
 	}
 }
+
+// TestRedisSlotsShares has a high-tier and a low-tier worker, each with its
+// own client, reserve slots of one key for 2 s, asking every 20 ms for
+// ten units, the high worker first: with a share of 0.9 kept for the high
+// tier, the low worker is held to a tenth of the rate while the high one
+// sends, and has the whole rate once the high tier's mark lapses. The
+// bounds hold however slowly the workers run: the low worker's is the cap
+// itself, and the high worker needs only ask once per horizon.
+func TestRedisSlotsShares(t *testing.T) {
+	r := services.StartRedis(t)
+	rate := quota.Rate{N: 100, Per: time.Second} // spacing 10 ms; the low tier's cap 10/s
+	newQ := func() *sharedquota.Redis {
+		q, err := sharedquota.NewRedis(sharedquota.RedisConfig{Addr: r.Addr, Rate: rate, Shares: quota.Shares{High: 0.9}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { q.Close() })
+		return q
+	}
+	run := func(key string, tiers ...int) []int {
+		got := make([]int, len(tiers))
+		var wg sync.WaitGroup
+		end := time.Now().Add(2 * time.Second)
+		for i, tier := range tiers {
+			q := newQ()
+			// The first worker has asked once before the others begin.
+			res, err := q.ReserveTier(context.Background(), key, tier, 1, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got[i] += res.Granted
+			wg.Go(func() {
+				for time.Now().Before(end) {
+					res, err := q.ReserveTier(context.Background(), key, tier, 10, time.Now())
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					got[i] += res.Granted
+					time.Sleep(20 * time.Millisecond)
+				}
+			})
+		}
+		wg.Wait()
+		return got
+	}
+
+	got := run("both", quota.TierHigh, quota.TierLow)
+	t.Logf("high %d, low %d", got[0], got[1])
+	// 2 s at 10/s, the cap's first horizon (11) and one more.
+	if got[1] > 32 {
+		t.Errorf("low tier granted %d with the high tier sending, want at most 32", got[1])
+	}
+	if got[0] < 100 {
+		t.Errorf("high tier granted %d, want at least 100", got[0])
+	}
+	ttl, err := rawClient(t, r.Addr).PTTL(context.Background(), "slots:both:active:high").Result()
+	if err != nil || ttl <= 0 || ttl > quota.ActiveFor {
+		t.Errorf("the high tier's mark expires in %v (%v), want within %v", ttl, err, quota.ActiveFor)
+	}
+
+	got = run("alone", quota.TierLow)
+	if got[0] < 100 {
+		t.Errorf("low tier alone granted %d, want at least 100", got[0])
+	}
+	if n, err := rawClient(t, r.Addr).Exists(context.Background(), "slots:alone:active:low", "slots:alone:below:high").Result(); err != nil || n != 0 {
+		t.Errorf("the low tier alone left %d tier keys (%v), want none", n, err)
+	}
+}
