@@ -4,7 +4,9 @@
 // families: a token bucket whose quota changes mid-run, the same backend
 // shared with an uncontrolled client, a per-minute quota scaled down, a
 // fixed window with latency, a strict GCRA limiter and a drifting fixed
-// window without Retry-After (the last three with bounded inputs). Each run is measured from the server's own /stats and
+// window without Retry-After (the last three with bounded inputs), and
+// priority tiers at twice the quota (paced mode only: a Pub/Sub source on an
+// in-process emulator, each tier's waits measured per element). Each run is measured from the server's own /stats and
 // checked against the pacing targets; the report goes to -out/results.md,
 // the raw results to -out/results.json.
 //

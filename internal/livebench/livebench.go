@@ -1,7 +1,8 @@
 // Package livebench is the harness of cmd/livebench: it runs the throttle
 // for real, the pipeline on Prism with the HTTP caller against the quota
 // test server on loopback, in real time, for each scenario in the paced and
-// SRE modes, measures each run from the server's own /stats, checks it
+// SRE modes, measures each run from the server's own /stats (the priority
+// runs: each element's wait, from a tap in front of the server), checks it
 // against the pacing targets and writes the report (results.md) and the raw
 // results (results.json).
 package livebench
@@ -42,6 +43,9 @@ func Run(ctx context.Context, set Settings, w io.Writer) error {
 	var fresh []Result
 	for _, sc := range scs {
 		for _, mode := range ms {
+			if !sc.runsIn(mode) {
+				continue
+			}
 			r, err := runOne(ctx, sc, mode, set)
 			if err != nil {
 				return fmt.Errorf("%s/%s: %w", sc.name, mode, err)

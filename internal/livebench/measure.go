@@ -51,6 +51,9 @@ type Result struct {
 	ErrorElements   int64   `json:"error_elements,omitempty"`
 	Elapsed         float64 `json:"elapsed_s,omitempty"`
 	Ideal           float64 `json:"ideal_s,omitempty"`
+
+	// Priority runs: each tier's elements and waits, high first.
+	Tiers []TierResult `json:"tiers,omitempty"`
 }
 
 // value is the result's measure of m: NaN if it was not measured, +Inf
@@ -85,6 +88,19 @@ func (r Result) value(m metric) float64 {
 			return math.NaN()
 		}
 		return r.Elapsed / r.Ideal
+	case highSucceeded:
+		h, ok := tier(r.Tiers, tierHigh)
+		if !ok || h.Sent == 0 {
+			return math.NaN()
+		}
+		return float64(h.Succeeded) / float64(h.Sent)
+	case highP99Ratio:
+		h, okH := tier(r.Tiers, tierHigh)
+		l, okL := tier(r.Tiers, tierLow)
+		if !okH || !okL || h.Waits == 0 || l.Waits == 0 || !(l.MedianWait > 0) {
+			return math.NaN()
+		}
+		return h.P99Wait / l.MedianWait
 	}
 	return math.NaN()
 }

@@ -91,6 +91,15 @@ func recoveryText(r Result) string {
 
 func secondsText(s float64) string { return fmt.Sprintf("%.1f s", s) }
 
+// waitText is a wait of tier t, in seconds ("0.42 s"), or "–" if none of
+// its waits was measured.
+func waitText(t TierResult, s float64) string {
+	if t.Waits == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f s", s)
+}
+
 // verdicts says, for a line of output, each target of sc with r's value
 // and ✓ or ✗.
 func verdicts(sc scenario, r Result) string {
@@ -105,6 +114,10 @@ func verdicts(sc scenario, r Result) string {
 			text = recoveryText(r)
 		case timeRatio:
 			text = fmt.Sprintf("%.2f", v)
+		case highSucceeded:
+			text = pct(v)
+		case highP99Ratio:
+			text = fmt.Sprintf("%.2f", v)
 		}
 		ok := "✗"
 		if sc.meets(r, t) {
@@ -118,11 +131,19 @@ func verdicts(sc scenario, r Result) string {
 // summaryLine is the line printed after each run.
 func summaryLine(sc scenario, r Result) string {
 	var counts string
-	if sc.bounded() {
+	switch {
+	case sc.priority():
+		var ts []string
+		for _, t := range r.Tiers {
+			ts = append(ts, fmt.Sprintf("%s sent %d succeeded %d expired %d other %d wait median %s p99 %s",
+				t.Tier, t.Sent, t.Succeeded, t.Expired, t.Other, waitText(t, t.MedianWait), waitText(t, t.P99Wait)))
+		}
+		counts = fmt.Sprintf("accepted %d rejected %d; %s", r.Accepted, r.Rejected, strings.Join(ts, "; "))
+	case sc.bounded():
 		counts = fmt.Sprintf("success %d client-throttled %d server-throttled %d errors %d calls %d time %s (ideal %s)",
 			r.Success, r.ClientThrottled, r.ServerThrottled, r.ErrorElements, r.Accepted+r.Rejected+r.Errors,
 			secondsText(r.Elapsed), secondsText(r.Ideal))
-	} else {
+	default:
 		counts = fmt.Sprintf("accepted %d rejected %d client-throttled %d", r.Accepted, r.Rejected, r.ClientThrottled)
 		if sc.competitor {
 			counts += fmt.Sprintf(" competitor accepted %d rejected %d", r.CompetitorAccepted, r.CompetitorRejected)
@@ -141,7 +162,8 @@ scenarios only and rewrites this page, keeping the other rows from results.json.
 
 Each run is the pipeline on Prism with the HTTP caller against the quota test server on loopback, in real
 time: once in the paced mode (`+"`--throttle_mode=paced`"+`: the adaptive pacer, which postpones rather than
-rejects) and once in SRE mode (`+"`--throttle_mode=sre`"+`, the original tool's rule) for comparison. The
+rejects) and once in SRE mode (`+"`--throttle_mode=sre`"+`, the original tool's rule) for comparison (the
+priority family in the paced mode only). The
 server's own /stats series give the calls: *accepted* and *rejected* (429) are the pipeline's calls as the
 server answered them, *waste* is rejected ÷ (accepted + rejected), and *client-throttled* counts the elements
 the pipeline did not send. The targets are the project's pacing targets; a measured value that has a target is marked ✓ (met)
@@ -224,6 +246,23 @@ func writeTable(w io.Writer, f family, rows []Result) {
 				r.ClientThrottled, r.ServerThrottled, r.ErrorElements, r.Accepted+r.Rejected+r.Errors,
 				mark(sc, r, waste, pct(r.Waste)), secondsText(r.Elapsed), secondsText(r.Ideal),
 				mark(sc, r, timeRatio, fmt.Sprintf("%.2f", r.value(timeRatio))))
+		}
+	case f.name == "priority":
+		fmt.Fprint(w, "| scenario | mode | tier | sent | succeeded | expired | other | median wait | p99 wait | waste |\n")
+		fmt.Fprint(w, "|---|---|---|--:|--:|--:|--:|--:|--:|--:|\n")
+		for _, r := range rows {
+			sc := scOf(r)
+			for i, t := range r.Tiers {
+				succ, p99, wasteText := fmt.Sprint(t.Succeeded), waitText(t, t.P99Wait), ""
+				if t.Tier == tierHigh {
+					succ, p99 = mark(sc, r, highSucceeded, succ), mark(sc, r, highP99Ratio, p99)
+				}
+				if i == 0 {
+					wasteText = mark(sc, r, waste, pct(r.Waste))
+				}
+				fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %d | %d | %s | %s | %s |\n",
+					r.Scenario, r.Mode, t.Tier, t.Sent, succ, t.Expired, t.Other, waitText(t, t.MedianWait), p99, wasteText)
+			}
 		}
 	case f.name == "competitor":
 		fmt.Fprint(w, "| scenario | mode | competitor rate | competitor accepted | competitor rejected | accepted | rejected | client-throttled | capacity left | utilisation of it | waste |\n")

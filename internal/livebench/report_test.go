@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -179,6 +180,11 @@ func TestScenariosAreConsistent(t *testing.T) {
 		case len(sc.targets) == 0:
 			t.Errorf("%s: no targets", sc.name)
 		}
+		for _, m := range sc.modes {
+			if !slices.Contains(Modes, m) {
+				t.Errorf("%s: runs in mode %q, not one of %v", sc.name, m, Modes)
+			}
+		}
 	}
 }
 
@@ -209,8 +215,8 @@ func TestWriteReport(t *testing.T) {
 			t.Errorf("report does not contain %q:\n%s", want, got)
 		}
 	}
-	// Families with no results say so: competitor, per-minute, window-latency, drift-window.
-	if got, want := strings.Count(got, "Not run yet."), 4; got != want {
+	// Families with no results say so: competitor, per-minute, window-latency, drift-window, priority.
+	if got, want := strings.Count(got, "Not run yet."), 5; got != want {
 		t.Errorf("report: got %d families not run, want %d", got, want)
 	}
 }
@@ -229,5 +235,41 @@ func TestRunRewritesFromResults(t *testing.T) {
 	}
 	if want := "| gcra-600 | paced | 600 | 600 ✓ |"; !strings.Contains(string(b), want) {
 		t.Errorf("results.md does not contain %q:\n%s", want, b)
+	}
+}
+
+func TestWritePriorityReport(t *testing.T) {
+	tiers := func(highSucc int64, highP99 float64) []TierResult {
+		return []TierResult{
+			{Tier: tierHigh, Sent: 600, Succeeded: highSucc, Waits: highSucc, MedianWait: 1.02, P99Wait: highP99},
+			{Tier: tierLow, Sent: 2400, Succeeded: 1050, Expired: 1320, Other: 30, Waits: 1050, MedianWait: 5.6, P99Wait: 6.3},
+		}
+	}
+	measured := time.Date(2026, 11, 27, 3, 0, 0, 0, time.UTC)
+	results := merge(nil, []Result{
+		{Scenario: "priority-2x", Mode: "paced", Duration: "30s", Measured: measured,
+			Accepted: 1650, Rejected: 30, Waste: 30.0 / 1680, Tiers: tiers(600, 2.5)},
+		{Scenario: "priority-2x-off", Mode: "paced", Duration: "30s", Measured: measured,
+			Accepted: 1650, Rejected: 30, Waste: 30.0 / 1680, Tiers: tiers(250, 6.2)},
+	})
+	var b strings.Builder
+	writeReport(&b, 30*time.Second, results)
+	got := b.String()
+	for _, want := range []string{
+		"## Priority tiers at twice the quota",
+		"| scenario | mode | tier | sent | succeeded | expired | other | median wait | p99 wait | waste |",
+		"| priority-2x | paced | high | 600 | 600 ✓ | 0 | 0 | 1.02 s | 2.50 s ✓ | 1.8 % ✓ |",
+		"| priority-2x | paced | low | 2400 | 1050 | 1320 | 30 | 5.60 s | 6.30 s |  |",
+		"| priority-2x-off | paced | high | 600 | 250 | 0 | 0 | 1.02 s | 6.20 s | 1.8 % ✓ |",
+		"- **priority-2x**: offered 100/s, twice a 50/s quota: 20/s high, 80/s low, `--priority=json:tier --max_wait 5s`. " +
+			"Target: every high element succeeds, high p99 wait ≤ low median wait, waste ≤ 5 %.",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report does not contain %q:\n%s", want, got)
+		}
+	}
+	sc := scenarios[indexOf("priority-2x")]
+	if got, want := summaryLine(sc, results[0]), "high p99 wait ≤ low median wait: 0.45 ✓"; !strings.Contains(got, want) {
+		t.Errorf("summary line %q does not contain %q", got, want)
 	}
 }

@@ -41,32 +41,41 @@ func runOne(ctx context.Context, sc scenario, mode string, set Settings) (Result
 	}
 	defer srv.Close()
 
-	o, err := options(sc, mode, srv, set)
-	if err != nil {
-		return Result{}, err
-	}
 	var r Result
-	if sc.bounded() {
-		r, err = runBounded(ctx, sc, o, srv)
+	if sc.priority() {
+		r, err = runPriority(ctx, sc, mode, srv, set)
 	} else {
-		r, err = runStreaming(ctx, sc, o, srv, set, start)
+		var o pipeline.Options
+		if o, err = options(sc, mode, srv.Endpoint(), generateFlags(sc, set)); err != nil {
+			return Result{}, err
+		}
+		if sc.bounded() {
+			r, err = runBounded(ctx, sc, o, srv)
+		} else {
+			r, err = runStreaming(ctx, sc, o, srv, set, start)
+		}
 	}
 	r.Scenario, r.Mode, r.Measured = sc.name, mode, time.Now().UTC().Truncate(time.Second)
 	return r, err
 }
 
+// generateFlags are the source flags of the built-in generator for sc: its
+// elements, or its rate for the run's duration.
+func generateFlags(sc scenario, set Settings) []string {
+	if sc.bounded() {
+		return []string{fmt.Sprintf("--generate=%d", sc.elements)}
+	}
+	d := sc.runFor(set.Duration)
+	return []string{fmt.Sprintf("--generate=%d", int(sc.rate*d.Seconds())), fmt.Sprintf("--generate_rate=%g", sc.rate)}
+}
+
 // options sets the pipeline's flags for sc as a user would: the flag
-// defaults, with the source, the URL, the mode and the scenario's flags.
-func options(sc scenario, mode string, srv *testserver.Server, set Settings) (pipeline.Options, error) {
+// defaults, with the source's flags, the URL, the mode and the scenario's
+// flags.
+func options(sc scenario, mode, url string, source []string) (pipeline.Options, error) {
 	fs := flag.NewFlagSet("livebench", flag.ContinueOnError)
 	o := pipeline.RegisterFlags(fs)
-	args := []string{"--url=" + srv.Endpoint(), "--throttle_mode=" + mode}
-	if sc.bounded() {
-		args = append(args, fmt.Sprintf("--generate=%d", sc.elements))
-	} else {
-		d := sc.runFor(set.Duration)
-		args = append(args, fmt.Sprintf("--generate=%d", int(sc.rate*d.Seconds())), fmt.Sprintf("--generate_rate=%g", sc.rate))
-	}
+	args := append([]string{"--url=" + url, "--throttle_mode=" + mode}, source...)
 	for _, f := range []struct {
 		name string
 		v    any

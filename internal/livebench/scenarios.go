@@ -3,6 +3,7 @@ package livebench
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -82,6 +83,25 @@ var families = []family{
 			"*Time* as in the window-latency family; *ideal* is elements ÷ the quota's average rate, 99 per 4.5 s " +
 			"(the mean window): 2,000 ÷ 22/s ≈ 90.9 s. The time counts only if at least 99 % of the elements succeeded.",
 	},
+	{
+		name:  "priority",
+		title: "Priority tiers at twice the quota",
+		setup: "A token bucket of 50 requests/s (refilled in 100 ms steps), offered twice that: a source publishes 100 " +
+			"elements/s for the run's duration to a Pub/Sub subscription (an in-process emulator, pstest), every fifth " +
+			"element `{\"seq\":N,\"tier\":\"high\"}` and the others `{\"seq\":N,\"tier\":\"low\"}` (20/s high, 80/s low). " +
+			"The pipeline reads it with `--subscription --idle_timeout 5s --priority=json:tier --max_wait 5s`, other " +
+			"flags at their defaults (one group, a batch each second), in the paced mode only: SRE's default strategy " +
+			"routes what it rejects at once, so `--max_wait` has no part there. The quota leaves room for every high " +
+			"element and for 30 of the 80 low ones each second; the rest of the lows wait their 5 s and go to " +
+			"client-throttled (*expired*). The second scenario is the same stream without `--priority`. The source " +
+			"starts once the pipeline is up (a warm-up message, not counted, has reached the server), and every element " +
+			"it published is counted, the pacer's first seconds, while it learns the quota, included. An element's " +
+			"*wait* is from its publication to the server's receipt of the call that was accepted (a tap in front of " +
+			"the server's handler records it): it includes the read from Pub/Sub and the wait for the group's next " +
+			"batch, common to both tiers, so a low element's wait can pass `--max_wait`, which counts from its arrival " +
+			"in the queue. Medians and 99th percentiles are of the successes' waits (nearest rank). *Other* counts " +
+			"server-throttled elements (answered 429, then out of time) and errors; *waste* is the run's.",
+	},
 }
 
 // scenario is one real-time run setup.
@@ -108,6 +128,14 @@ type scenario struct {
 
 	// Bounded runs: this many generated elements.
 	elements int
+
+	// Priority runs: a Pub/Sub source at rate whose every highEvery-th
+	// element is high and the others low (runPriority), read with
+	// --priority=priorityFlag ("" leaves every element normal).
+	highEvery    int
+	priorityFlag string
+	// modes, if set, are the only throttle modes the scenario runs in.
+	modes []string
 
 	targets []target
 }
@@ -139,6 +167,12 @@ func (sc scenario) ideal() time.Duration {
 	return time.Duration(float64(sc.elements) / sc.quotaRate() * float64(time.Second))
 }
 
+// priority reports whether the scenario is a priority run.
+func (sc scenario) priority() bool { return sc.highEvery > 0 }
+
+// runsIn reports whether the scenario runs in throttle mode m.
+func (sc scenario) runsIn(m string) bool { return sc.modes == nil || slices.Contains(sc.modes, m) }
+
 // runFor is how long a streaming run's source emits, given -duration.
 func (sc scenario) runFor(d time.Duration) time.Duration {
 	if sc.windows > 0 {
@@ -153,6 +187,7 @@ var (
 	changeTargets      = append(tokenBucketTargets[:2:2], target{metric: recovery, atMost: true, limit: 10})
 	boundedTargets     = []target{{metric: succeeded, limit: 1}, {metric: waste, atMost: true, limit: 0.05}, {metric: timeRatio, atMost: true, limit: 1.15}}
 	driftTargets       = []target{{metric: succeeded, limit: 0.99}, {metric: waste, atMost: true, limit: 0.03}, {metric: timeRatio, atMost: true, limit: 1.10}}
+	priorityTargets    = []target{{metric: highSucceeded, limit: 1}, {metric: highP99Ratio, atMost: true, limit: 1}, {metric: waste, atMost: true, limit: 0.05}}
 )
 
 // streamMaxWait bounds the backlog of the streaming runs (offered 4× the
@@ -218,6 +253,19 @@ var scenarios = []scenario{
 			NoRetryAfter: true, Latency: 40 * time.Millisecond, Seed: 1},
 		elements: 2000, targets: driftTargets,
 	},
+	{
+		name: "priority-2x", family: "priority",
+		about:  "offered 100/s, twice a 50/s quota: 20/s high, 80/s low, `--priority=json:tier --max_wait 5s`",
+		server: testserver.Config{Quota: 50}, maxWait: 5 * time.Second,
+		rate: 100, highEvery: 5, priorityFlag: "json:tier", modes: []string{"paced"}, targets: priorityTargets,
+	},
+	{
+		name: "priority-2x-off", family: "priority",
+		about:  "the same stream without `--priority`, for comparison: every element normal, one queue, oldest first",
+		server: testserver.Config{Quota: 50}, maxWait: 5 * time.Second,
+		rate: 100, highEvery: 5, modes: []string{"paced"},
+		targets: []target{{metric: waste, atMost: true, limit: 0.05}},
+	},
 }
 
 // selected returns the scenarios named in the comma-separated list only
@@ -259,11 +307,13 @@ func names() []string {
 type metric int
 
 const (
-	utilisation metric = iota // accepted ÷ what the quota allowed (left), a fraction
-	waste                     // backend-rejected ÷ calls, a fraction
-	recovery                  // seconds after a change until back at 90 %
-	succeeded                 // successes ÷ elements, a fraction
-	timeRatio                 // run time ÷ ideal time
+	utilisation   metric = iota // accepted ÷ what the quota allowed (left), a fraction
+	waste                       // backend-rejected ÷ calls, a fraction
+	recovery                    // seconds after a change until back at 90 %
+	succeeded                   // successes ÷ elements, a fraction
+	timeRatio                   // run time ÷ ideal time
+	highSucceeded               // high-tier successes ÷ high elements sent, a fraction
+	highP99Ratio                // the high tier's 99th percentile wait ÷ the low tier's median wait
 )
 
 // target is one of a scenario's targets: metric at least (or at most)
@@ -294,6 +344,16 @@ func (t target) String() string {
 		return fmt.Sprintf("successes %s %s", op, percent(t.limit))
 	case timeRatio:
 		return fmt.Sprintf("time %s %g × ideal", op, t.limit)
+	case highSucceeded:
+		if t.limit == 1 && !t.atMost {
+			return "every high element succeeds"
+		}
+		return fmt.Sprintf("high successes %s %s", op, percent(t.limit))
+	case highP99Ratio:
+		if t.limit == 1 {
+			return fmt.Sprintf("high p99 wait %s low median wait", op)
+		}
+		return fmt.Sprintf("high p99 wait %s %g × low median wait", op, t.limit)
 	}
 	return "?"
 }
