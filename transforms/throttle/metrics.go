@@ -1,6 +1,11 @@
 package throttle
 
-import "github.com/apache/beam/sdks/v2/go/pkg/beam"
+import (
+	"context"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+)
 
 // namespace is the namespace of the transform's Beam metrics.
 const namespace = "beamthrottle"
@@ -35,6 +40,23 @@ const (
 	metricCacheHits   = "cache_hits"
 	metricCacheMisses = "cache_misses"
 	metricCacheErrors = "cache_errors"
+	// With WithPriority, per tier: elements that ended in Success (cache
+	// hits included), elements that ended otherwise (a throttled or error
+	// output, or discarded by Drop), elements a firing left in the queue,
+	// and a distribution of how long the elements waited in their group's
+	// buffer, from arriving to ending, in milliseconds.
+	metricHighAccepted       = "high_accepted"
+	metricHighDeadLettered   = "high_dead_lettered"
+	metricHighPostponed      = "high_postponed"
+	metricHighWaitMs         = "high_wait_ms"
+	metricNormalAccepted     = "normal_accepted"
+	metricNormalDeadLettered = "normal_dead_lettered"
+	metricNormalPostponed    = "normal_postponed"
+	metricNormalWaitMs       = "normal_wait_ms"
+	metricLowAccepted        = "low_accepted"
+	metricLowDeadLettered    = "low_dead_lettered"
+	metricLowPostponed       = "low_postponed"
+	metricLowWaitMs          = "low_wait_ms"
 )
 
 // The transform's Beam metrics, one for each name above.
@@ -56,9 +78,70 @@ var (
 	cacheMissesCounter     = beam.NewCounter(namespace, metricCacheMisses)
 	cacheErrorsCounter     = beam.NewCounter(namespace, metricCacheErrors)
 
+	// tierMetrics are the metrics of each priority tier, lowest first.
+	tierMetrics = [3]tierMetric{
+		newTierMetric(metricLowAccepted, metricLowDeadLettered, metricLowPostponed, metricLowWaitMs),
+		newTierMetric(metricNormalAccepted, metricNormalDeadLettered, metricNormalPostponed, metricNormalWaitMs),
+		newTierMetric(metricHighAccepted, metricHighDeadLettered, metricHighPostponed, metricHighWaitMs),
+	}
+
 	// throttlingMsecs is the counter Beam's Java and Python IOs use to tell
 	// Dataflow's autoscaler that time was spent throttled. The transform adds
 	// one batch interval for every firing in which an element was throttled
 	// or left buffered for a later firing.
 	throttlingMsecs = beam.NewCounter("beam-throttling-metrics", "throttling-msecs")
 )
+
+// tierMetric holds the metrics of one priority tier.
+type tierMetric struct {
+	accepted, deadLettered, postponed beam.Counter
+	waitMs                            beam.Distribution
+}
+
+func newTierMetric(accepted, deadLettered, postponed, waitMs string) tierMetric {
+	return tierMetric{
+		accepted:     beam.NewCounter(namespace, accepted),
+		deadLettered: beam.NewCounter(namespace, deadLettered),
+		postponed:    beam.NewCounter(namespace, postponed),
+		waitMs:       beam.NewDistribution(namespace, waitMs),
+	}
+}
+
+// tierTally counts one firing's outcomes for one priority tier.
+type tierTally struct {
+	accepted, deadLettered, postponed int64
+	waitMs                            []int64
+}
+
+// ended counts an element of the tier of it that ended at now, accepted
+// or not.
+func (t *tally) ended(it *item, now time.Time, accepted bool) {
+	tt := &t.tiers[tierOf(it.Tier)-tierLow]
+	if accepted {
+		tt.accepted++
+	} else {
+		tt.deadLettered++
+	}
+	if it.Since != 0 {
+		tt.waitMs = append(tt.waitMs, max(now.UnixNano()-it.Since, 0)/int64(time.Millisecond))
+	}
+}
+
+// reportTiers adds t's per-tier counts to the Beam metrics (all of them,
+// zeros included, when touch).
+func (t *tally) reportTiers(ctx context.Context, touch bool) {
+	for i, tt := range t.tiers {
+		m := tierMetrics[i]
+		for _, c := range []struct {
+			c beam.Counter
+			n int64
+		}{{m.accepted, tt.accepted}, {m.deadLettered, tt.deadLettered}, {m.postponed, tt.postponed}} {
+			if c.n != 0 || touch {
+				c.c.Inc(ctx, c.n)
+			}
+		}
+		for _, w := range tt.waitMs {
+			m.waitMs.Update(ctx, w)
+		}
+	}
+}

@@ -188,14 +188,20 @@ func WithCacheKey[E any](k interface{ CacheKey(elem E) string }) Option {
 // the element by k: high (k returns more than 0: live traffic), normal (0,
 // and every element without WithPriority) or low (less than 0: backfills,
 // reprocessing). Three are enough to keep a live feed ahead of a backfill
-// on one API key, with a normal tier between them for what is neither; a
-// group keeps no more order than that. A firing takes the highest tier first and, within a tier,
-// the oldest first, among the first stored batches of its group's queue
-// (up to 256 batches); what the policy postpones is the lowest tier, and a
-// full buffer (WithMaxBuffered) sheds the lowest tier of what arrives first.
-// E is the input element type (Message for Message inputs); k's type must be
-// registered with beam.RegisterType and configured by exported fields, as
-// for WithKeyFunc. A panicking priority function sends the element to
+// on one API key, with a normal tier between them for what is neither.
+//
+// A firing takes the highest tier first and, within a tier, the oldest
+// first, among the first stored batches of its group's queue (up to 256
+// batches), so what the policy postpones and what waits past WithMaxWait is
+// of the lowest tiers. A full buffer (WithMaxBuffered) sheds the lowest
+// tier first: queued elements of a lower tier make room for arriving ones
+// of a higher tier. With a shared quota, QuotaConfig's HighShare and
+// NormalShare keep shares of the quota for the higher tiers across workers
+// and jobs; the per-tier metrics are listed in the package doc.
+//
+// E is the input element type (Message for Message inputs); k's type must
+// be registered with beam.RegisterType and configured by exported fields,
+// as for WithKeyFunc. A panicking priority function sends the element to
 // Errors with its payload.
 func WithPriority[E any](k interface{ Priority(elem E) int }) Option {
 	return func(c *config) { c.Priority = newHook[E](k) }

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/teststream"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/filter"
 )
 
@@ -110,5 +111,87 @@ func TestPriorityHighFirst(t *testing.T) {
 	if got[metricClientThrottled] == 0 || got[metricAccepted] != int64(len(calls)) {
 		t.Errorf("counters %v and %d calls: want some low-priority elements expired, and a success per call", got, len(calls))
 	}
+	// The metrics per tier: every element of a tier ends in its accepted
+	// or its dead_lettered counter, and its wait is recorded once.
+	for _, tc := range []struct {
+		accepted, deadLettered, waitMs string
+		n                              int64
+	}{
+		{metricHighAccepted, metricHighDeadLettered, metricHighWaitMs, int64(highs)},
+		{metricLowAccepted, metricLowDeadLettered, metricLowWaitMs, int64(n - highs)},
+	} {
+		acc, dl := counter(t, res, tc.accepted), counter(t, res, tc.deadLettered)
+		if acc+dl != tc.n {
+			t.Errorf("%s %d + %s %d = %d, want %d", tc.accepted, acc, tc.deadLettered, dl, acc+dl, tc.n)
+		}
+		if count, _ := distribution(res, tc.waitMs); count != tc.n {
+			t.Errorf("%s counts %d waits, want %d", tc.waitMs, count, tc.n)
+		}
+	}
+	if dl := counter(t, res, metricHighDeadLettered); dl != 0 {
+		t.Errorf("%s = %d, want 0", metricHighDeadLettered, dl)
+	}
+	if dl, ct := counter(t, res, metricLowDeadLettered), got[metricClientThrottled]; dl != ct {
+		t.Errorf("%s = %d, want the %d client-throttled elements", metricLowDeadLettered, dl, ct)
+	}
+	if _, highMax := distribution(res, metricHighWaitMs); highMax > 6000 {
+		t.Errorf("a high-priority element waited %d ms, longer than the max wait", highMax)
+	}
+	if counter(t, res, metricLowPostponed) == 0 {
+		t.Errorf("%s = 0, want the low-priority elements left for later firings counted", metricLowPostponed)
+	}
 	t.Logf("%d calls (%d high), counters %v", len(calls), sentHigh, got)
+}
+
+// distribution returns the count and the largest value of the
+// transform's distribution name.
+func distribution(res beam.PipelineResult, name string) (count, maxv int64) {
+	for _, d := range res.Metrics().AllMetrics().Distributions() {
+		if d.Key.Namespace == namespace && d.Key.Name == name {
+			count += d.Result().Count
+			maxv = max(maxv, d.Result().Max)
+		}
+	}
+	return count, maxv
+}
+
+// TestPriorityShedsLowFirst: a group's buffer holds 10 elements; 30
+// low-priority elements arrive, then 10 high-priority ones (a test
+// stream's two steps). The high ones take the places of queued low ones,
+// which are shed, so no high-priority element is shed while a low one is
+// kept; every element ends in exactly one output.
+func TestPriorityShedsLowFirst(t *testing.T) {
+	var lows, highs []any
+	for i := range 30 {
+		lows = append(lows, fmt.Appendf(nil, "low-%03d", i))
+	}
+	for i := range 10 {
+		highs = append(highs, fmt.Appendf(nil, "high-%03d", i))
+	}
+	con := teststream.NewConfig()
+	if err := con.AddElements(1000, lows...); err != nil {
+		t.Fatal(err)
+	}
+	if err := con.AdvanceWatermark(1500); err != nil {
+		t.Fatal(err)
+	}
+	if err := con.AddElements(2000, highs...); err != nil {
+		t.Fatal(err)
+	}
+	if err := con.AdvanceWatermarkToInfinity(); err != nil {
+		t.Fatal(err)
+	}
+	p, s := beam.NewPipelineWithRoot()
+	out := Adaptive(s, teststream.Create(s, con), recordingCaller{},
+		WithPriority(prefixPriority{}), WithGroups(1), WithMaxBuffered(10), WithBatchInterval(time.Second))
+	passert.Empty(s, filter.Include(s, out.ClientThrottled, isHigh))
+	passert.Count(s, out.ClientThrottled, "client-throttled", 30)
+	res := runPipeline(t, p, true)
+	got := outcomeMetrics(t, res)
+	if sumOutcomes(got) != 40 {
+		t.Errorf("outputs add up to %d, want 40 (%v)", sumOutcomes(got), got)
+	}
+	if n := counter(t, res, metricHighAccepted); n != 10 {
+		t.Errorf("%s = %d, want 10", metricHighAccepted, n)
+	}
 }

@@ -40,6 +40,9 @@ func (f *throttleFn) ProcessElement(ctx context.Context, sp state.Provider, tp t
 	}
 	now := time.Now()
 	fr := f.newFiring(ctx, key, now, f.outputs(emitOK, emitCT, emitST, emitErr))
+	if err := fr.makeRoom(sp, &meta, b.Items); err != nil {
+		return err
+	}
 	b.Items = fr.shed(now, b.Items, meta.Size)
 	if interrupted() {
 		for _, it := range b.Items {
@@ -110,6 +113,25 @@ func (f *throttleFn) take(sp state.Provider, meta *queueMeta, n int, fireNs int6
 // first maxScan stored batches, it takes the eligible elements of the
 // highest tier first, oldest first within a tier.
 func (f *throttleFn) takeByTier(sp state.Provider, meta *queueMeta, n int, fireNs int64) ([]item, error) {
+	return f.pick(sp, meta, n, []int{tierHigh, tierNormal, tierLow}, func(it *item) bool { return it.NotBefore <= fireNs })
+}
+
+// evict removes from the queue up to n elements of tiers below tier, the
+// lowest tier first and the oldest first within a tier, among the first
+// maxScan stored batches: room for elements of tier arriving at a full
+// buffer (WithMaxBuffered).
+func (f *throttleFn) evict(sp state.Provider, meta *queueMeta, n, tier int) ([]item, error) {
+	var tiers []int
+	for t := tierLow; t < tier; t++ {
+		tiers = append(tiers, t)
+	}
+	return f.pick(sp, meta, n, tiers, func(*item) bool { return true })
+}
+
+// pick removes up to n elements for which ok holds from the first maxScan
+// stored batches of the queue: those of tiers[0] first, then tiers[1] and
+// so on, oldest first within a tier.
+func (f *throttleFn) pick(sp state.Provider, meta *queueMeta, n int, tiers []int, ok func(*item) bool) ([]item, error) {
 	type stored struct {
 		k    int64
 		b    batch
@@ -117,19 +139,19 @@ func (f *throttleFn) takeByTier(sp state.Provider, meta *queueMeta, n int, fireN
 	}
 	var seen []stored
 	gone := map[int64]bool{} // keys holding no batch, or none once taken from
-	for k := meta.Head; k < meta.Tail && len(seen) < maxScan; k++ {
-		b, ok, err := f.Queue.Get(sp, k)
+	for k := meta.Head; k < meta.Tail && len(seen) < maxScan && len(tiers) > 0; k++ {
+		b, found, err := f.Queue.Get(sp, k)
 		if err != nil {
 			return nil, err
 		}
-		if !ok {
+		if !found {
 			gone[k] = true
 			continue
 		}
 		seen = append(seen, stored{k: k, b: b})
 	}
 	var work []item
-	for tier := tierHigh; tier >= tierLow && len(work) < n; tier-- {
+	for _, tier := range tiers {
 		for i := range seen {
 			if len(work) >= n {
 				break
@@ -137,7 +159,7 @@ func (f *throttleFn) takeByTier(sp state.Provider, meta *queueMeta, n int, fireN
 			s := &seen[i]
 			rest := s.b.Items[:0:0]
 			for _, it := range s.b.Items {
-				if len(work) < n && it.Tier == tier && it.NotBefore <= fireNs {
+				if len(work) < n && it.Tier == tier && ok(&it) {
 					work = append(work, it)
 					s.took = true
 				} else {
@@ -309,6 +331,9 @@ func (f *throttleFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Pr
 			return err
 		}
 		fr.t.postponed += int64(len(fr.rest) + len(fr.waiting))
+		for _, it := range append(fr.rest, fr.waiting...) {
+			fr.t.tiers[tierOf(it.Tier)-tierLow].postponed++
+		}
 	}
 	meta.Armed = 0
 	meta.Skew = fr.start().UnixNano() - fr.wall.UnixNano()

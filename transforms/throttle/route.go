@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/beamthrottle/beamthrottle/clientcall"
 	"github.com/beamthrottle/beamthrottle/internal/firing"
 	"google.golang.org/grpc/status"
@@ -38,6 +39,7 @@ type tally struct {
 	calls, cost                                                                             int64
 	cacheHits, cacheMisses, cacheErrors                                                     int64
 	throttled                                                                               bool
+	tiers                                                                                   [3]tierTally // with WithPriority, lowest first
 }
 
 // batching reports whether calls take several elements (CallBatch).
@@ -53,6 +55,7 @@ func (fr *driver) routed(now time.Time, items []item, s firing.Step, calls []*ca
 	}
 	if s.To == firing.Dropped {
 		fr.t.dropped++
+		fr.t.ended(&it, now, false)
 		return
 	}
 	var fl failure
@@ -61,6 +64,7 @@ func (fr *driver) routed(now time.Time, items []item, s firing.Step, calls []*ca
 		resp, err := calls[s.Call].res.of(s.Pos)
 		if s.To == firing.Success {
 			fr.t.accepted++
+			fr.t.ended(&it, now, true)
 			fr.out.ok(&it, resp)
 			fr.remember(&it, resp)
 			return
@@ -150,6 +154,50 @@ func (fr *driver) expiryMessage(bound firing.Bound, next time.Time) string {
 	return fmt.Sprintf("Throttled by Client. Waited longer than the max wait (%v)", d)
 }
 
+// makeRoom makes room, in a full buffer of a group with priorities
+// (WithMaxBuffered, WithPriority), for arriving items of a higher tier than
+// some of those queued: the queued elements of the lowest tiers are shed
+// (as shed sheds, the lowest tier and the oldest first) so that what
+// arrives is shed only when nothing below its tier is queued.
+func (fr *driver) makeRoom(sp state.Provider, meta *queueMeta, items []item) error {
+	limit := int64(fr.fn.MaxBuffered)
+	if !fr.fn.Priorities || limit <= 0 {
+		return nil
+	}
+	over := min(meta.Size+int64(len(items))-limit, int64(len(items)))
+	if over <= 0 {
+		return nil
+	}
+	// The arriving items shed otherwise, the lowest over of them, by tier:
+	// for each, a queued element of a lower tier goes instead, if any.
+	byTier := slices.Clone(items)
+	slices.SortStableFunc(byTier, func(a, b item) int { return cmp.Compare(b.Tier, a.Tier) })
+	fl := failure{
+		Outcome: OutcomeClientThrottled, Prob: 1,
+		Error: fmt.Sprintf("Throttled by Client. Group buffer full (%d elements): shed for a higher-priority element", limit),
+	}
+	shed := byTier[int64(len(byTier))-over:]
+	for len(shed) > 0 && shed[0].Tier > tierLow {
+		n := 1
+		for n < len(shed) && shed[n].Tier == shed[0].Tier {
+			n++
+		}
+		got, err := fr.fn.evict(sp, meta, n, shed[0].Tier)
+		if err != nil {
+			return err
+		}
+		now := fr.now()
+		for _, it := range got {
+			if it.First == 0 {
+				it.First = now.UnixMicro()
+			}
+			fr.fail(now, it, fl)
+		}
+		shed = shed[n:]
+	}
+	return nil
+}
+
 // shed fails, as client-throttled, the items beyond what a buffer of MaxBuffered
 // holding size elements has room for, and returns the others.
 func (fr *driver) shed(now time.Time, items []item, size int64) []item {
@@ -175,6 +223,7 @@ func (fr *driver) shed(now time.Time, items []item, size int64) []item {
 // fail ends an element with the failure fl: its Record goes to the output
 // of its outcome, except that the Drop strategy discards throttled elements.
 func (fr *driver) fail(now time.Time, it item, fl failure) {
+	fr.t.ended(&it, now, false)
 	switch {
 	case fl.Outcome == OutcomeError:
 		fr.t.errs++
@@ -218,6 +267,9 @@ func (f *throttleFn) report(ctx context.Context, t *tally, touch bool) {
 	}
 	if t.throttled {
 		throttlingMsecs.Inc(ctx, f.BatchInterval.Milliseconds())
+	}
+	if f.Priorities {
+		t.reportTiers(ctx, touch)
 	}
 	if touch && f.pool != nil {
 		for _, c := range []beam.Counter{quotaRequests, quotaAllowed, quotaLimited, quotaErrors, quotaPermits, quotaDown, quotaFailedOpen} {

@@ -52,6 +52,25 @@
 //	cost              cost units of the calls made (WithCost; 1 per element by default)
 //	call_latency_ms   a distribution: the caller's latency per call
 //
+// With WithPriority, per tier; every element of a tier ends in its
+// accepted or its dead_lettered counter:
+//
+//	high_accepted         high-priority elements that ended in Success
+//	                      (cache hits included)
+//	high_dead_lettered    high-priority elements that ended in a throttled
+//	                      or error output, or were discarded by Drop
+//	high_postponed        high-priority elements a firing left in the queue
+//	high_wait_ms          a distribution: how long high-priority elements
+//	                      waited in their group's buffer, arriving to ending
+//	normal_accepted       the same for the normal tier
+//	normal_dead_lettered  and so on
+//	normal_postponed      and so on
+//	normal_wait_ms        and so on
+//	low_accepted          the same for the low tier
+//	low_dead_lettered     and so on
+//	low_postponed         and so on
+//	low_wait_ms           and so on
+//
 // With a shared quota (WithQuota), named as those of Beam's
 // EnvoyRateLimiter:
 //
