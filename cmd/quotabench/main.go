@@ -3,26 +3,32 @@
 // rate-limit service against the quota test server, beside the adaptive
 // throttle alone, then with a competitor, then with the quota's service
 // killed or slow; then against a strict limiter (GCRA, no burst) with the
-// elements of a batch job all at once (internal/quotabench). It writes
-// -out/results.md, the plots -out/results.svg and -out/results-strict.svg,
-// and the raw results to -out/results.json, from which -rewrite makes the
-// report again without running anything.
+// elements of a batch job all at once; then priority shares across
+// processes, a high and a low process on one quota of slots
+// (internal/quotabench). It writes -out/results.md, the plots
+// -out/results.svg and -out/results-strict.svg, and the raw results to
+// -out/results.json, from which -rewrite makes the report again without
+// running anything. With -scenarios, only those run, and the report keeps
+// the other rows from -out/results.json (made with the same settings).
 //
 //	go run ./cmd/quotabench -out docs/quota
 //	go run ./cmd/quotabench -scenarios redis,envoy -duration 20s -out /tmp/q
 //	go run ./cmd/quotabench -scenarios strict -out /tmp/qs
+//	go run ./cmd/quotabench -scenarios priority -out docs/quota
 //
-// It is part of `make bench`, not of `make test`: it takes about twenty
-// minutes (the strict scenarios alone, about ten), and its numbers depend
-// on the machine.
+// It is part of `make bench`, not of `make test`: it takes about half an
+// hour (the strict scenarios alone, about ten minutes, the priority ones
+// about five), and its numbers depend on the machine.
 package main
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -35,7 +41,7 @@ import (
 
 func main() {
 	out := flag.String("out", "docs/quota", "Directory for results.md and results.svg (\"\" = write nothing).")
-	only := flag.String("scenarios", "", "Comma-separated scenario names, or strict for every strict-limiter scenario (default: all).")
+	only := flag.String("scenarios", "", "Comma-separated scenario names, strict for every strict-limiter scenario, priority for every priority scenario (default: all); the report keeps the other rows from -out/results.json.")
 	rewrite := flag.Bool("rewrite", false, "Run nothing: rewrite results.md and results.svg from -out/results.json (after a change to the report's text).")
 	var set quotabench.Settings
 	flag.IntVar(&set.Capacity, "capacity", 60, "The quota server's capacity and the shared quota, per second.")
@@ -63,6 +69,16 @@ func run(ctx context.Context, set quotabench.Settings, only, out string) error {
 	if err != nil {
 		return err
 	}
+	var prev *saved
+	if strings.TrimSpace(only) != "" && out != "" {
+		if prev, err = readSaved(out); err != nil {
+			return err
+		}
+		if prev != nil && prev.Header.Settings != set {
+			return fmt.Errorf("%s was made with other settings (%+v, not %+v): run every scenario, or write elsewhere with -out",
+				filepath.Join(out, "results.json"), prev.Header.Settings, set)
+		}
+	}
 	when := time.Now()
 	results, err := quotabench.Run(ctx, set, scs, os.Stderr)
 	if err != nil {
@@ -73,6 +89,9 @@ func run(ctx context.Context, set quotabench.Settings, only, out string) error {
 		Machine:  machine(),
 		When:     when,
 		Settings: set,
+	}
+	if prev != nil {
+		results = quotabench.Merge(prev.Header, prev.Results, results)
 	}
 	return write(out, saved{h, results})
 }
@@ -85,15 +104,31 @@ type saved struct {
 
 // rewriteReport makes the report and plot again from out/results.json.
 func rewriteReport(out string) error {
-	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	s, err := readSaved(out)
 	if err != nil {
 		return err
 	}
+	if s == nil {
+		return fmt.Errorf("%s: no such file", filepath.Join(out, "results.json"))
+	}
+	return write(out, *s)
+}
+
+// readSaved reads out/results.json; nil if there is none.
+func readSaved(out string) (*saved, error) {
+	path := filepath.Join(out, "results.json")
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
 	var s saved
 	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("%s: %w", filepath.Join(out, "results.json"), err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return write(out, s)
+	return &s, nil
 }
 
 // write writes results.md, results.json and the plots (results.svg for
@@ -103,9 +138,11 @@ func write(out string, s saved) error {
 	files := map[string][]byte{}
 	var bucket, strict []quotabench.Result
 	for _, r := range s.Results {
-		if r.Scenario.Strict {
+		switch {
+		case r.Scenario.Priority: // in a table only
+		case r.Scenario.Strict:
 			strict = append(strict, r)
-		} else {
+		default:
 			bucket = append(bucket, r)
 		}
 	}
@@ -155,10 +192,18 @@ func write(out string, s saved) error {
 
 // command is how this run was asked for: make quotabench with the default
 // flags, else the go run line.
-func command() string {
-	args := os.Args[1:]
-	if len(args) == 2 && args[0] == "-out" && args[1] == "docs/quota" {
-		return "make quotabench"
+func command() string { return commandOf(os.Args[1:]) }
+
+// commandOf is command for the arguments args: `make quotabench` passes
+// -out docs/quota -scenarios '$(QUOTA_SCENARIOS)'.
+func commandOf(args []string) string {
+	if len(args) >= 2 && args[0] == "-out" && args[1] == "docs/quota" {
+		switch {
+		case len(args) == 2 || len(args) == 4 && args[2] == "-scenarios" && args[3] == "":
+			return "make quotabench"
+		case len(args) == 4 && args[2] == "-scenarios":
+			return "make quotabench QUOTA_SCENARIOS=" + args[3]
+		}
 	}
 	return "go run ./cmd/quotabench " + strings.Join(args, " ")
 }

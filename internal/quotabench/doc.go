@@ -7,7 +7,14 @@
 // killed, restarted and slowed down. The strict scenarios (Scenario.Strict)
 // put the processes against a strict limiter instead, a GCRA with no
 // burst, with a batch job's elements all at once, and time how close to
-// the quota's pace they finish (Result.TimeRatio).
+// the quota's pace they finish (Result.TimeRatio). The priority scenarios
+// (Scenario.Priority) measure priority shares across processes: against
+// the same strict limiter, a process whose elements are all high priority
+// and one whose elements are all low share a Redis quota of slots, each
+// offering the whole quota from a Pub/Sub subscription the harness
+// publishes to (tierSource), with and without --quota_high_share, and the
+// quota server counts what each had accepted of its demand
+// (Result.Tiers).
 //
 // Everything is measured from the quota server's own per-client counts
 // (testserver.ClientHeader) and from each process's summary and output

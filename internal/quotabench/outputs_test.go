@@ -84,24 +84,31 @@ func TestCountOutputs(t *testing.T) {
 func TestConserved(t *testing.T) {
 	good := Summary{Success: 3, ClientThrottled: 1, Total: 4, AccountedFor: true}
 	files := Outputs{Lines: 4, Distinct: 4, ByOutcome: map[string]int{"success": 3, "client_throttled": 1}}
+	subscription := Summary{Success: 3, ClientThrottled: 1, Total: 4}
 	tests := []struct {
 		name string
 		s    Summary
 		ok   bool
 		o    Outputs
+		// sub: the input was a subscription, not counted by the process.
+		sub  bool
 		want bool
 	}{
-		{"all there", good, true, files, true},
-		{"no summary", good, false, files, false},
-		{"summary without the accounted-for line", Summary{Success: 3, ClientThrottled: 1, Total: 4}, true, files, false},
-		{"a line missing", good, true, Outputs{Lines: 3, ByOutcome: map[string]int{"success": 3}}, false},
-		{"a line in the wrong output", good, true, Outputs{Lines: 4, ByOutcome: map[string]int{"success": 4}}, false},
-		{"a line too many", good, true, Outputs{Lines: 5, Distinct: 4, ByOutcome: map[string]int{"success": 4, "client_throttled": 1}}, false},
-		{"a payload twice, one missing", good, true, Outputs{Lines: 4, Distinct: 3, ByOutcome: map[string]int{"success": 3, "client_throttled": 1}}, false},
+		{"all there", good, true, files, false, true},
+		{"a subscription's, all there", subscription, true, files, true, true},
+		{"a subscription's, a line missing", subscription, true, Outputs{Lines: 3, Distinct: 3, ByOutcome: map[string]int{"success": 3}}, true, false},
+		{"a subscription's, fewer than published", Summary{Success: 3, Total: 3}, true, Outputs{Lines: 3, Distinct: 3, ByOutcome: map[string]int{"success": 3}}, true, false},
+		{"a subscription's, a mismatch said", Summary{Success: 3, ClientThrottled: 1, Total: 4, Mismatch: true}, true, files, true, false},
+		{"no summary", good, false, files, false, false},
+		{"summary without the accounted-for line", subscription, true, files, false, false},
+		{"a line missing", good, true, Outputs{Lines: 3, ByOutcome: map[string]int{"success": 3}}, false, false},
+		{"a line in the wrong output", good, true, Outputs{Lines: 4, ByOutcome: map[string]int{"success": 4}}, false, false},
+		{"a line too many", good, true, Outputs{Lines: 5, Distinct: 4, ByOutcome: map[string]int{"success": 4, "client_throttled": 1}}, false, false},
+		{"a payload twice, one missing", good, true, Outputs{Lines: 4, Distinct: 3, ByOutcome: map[string]int{"success": 3, "client_throttled": 1}}, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := conserved(4, tt.s, tt.ok, tt.o); got != tt.want {
+			if got := conserved(4, tt.s, tt.ok, !tt.sub, tt.o); got != tt.want {
 				t.Errorf("conserved = %v, want %v", got, tt.want)
 			}
 		})

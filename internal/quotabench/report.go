@@ -3,6 +3,7 @@ package quotabench
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -59,6 +60,36 @@ func (r Result) ConservationVerdict() Verdict {
 	return Verdict{OK: r.Conserved(), Text: fmt.Sprintf("%d lines for %d elements", got, want)}
 }
 
+// day formats the time of a run for the report.
+func day(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 MST") }
+
+// aRun is a run of the benchmark and the scenarios of a report it measured.
+type aRun struct {
+	command string
+	when    time.Time
+	names   []string
+}
+
+// runsOf lists the runs that measured results, the latest first: each
+// result's own Command and When, else h's.
+func runsOf(h Header, results []Result) []aRun {
+	var rs []aRun
+	for _, r := range results {
+		c, w := r.Command, r.When
+		if c == "" {
+			c, w = h.Command, h.When
+		}
+		i := slices.IndexFunc(rs, func(x aRun) bool { return x.command == c && x.when.Equal(w) })
+		if i < 0 {
+			rs = append(rs, aRun{command: c, when: w})
+			i = len(rs) - 1
+		}
+		rs[i].names = append(rs[i].names, r.Scenario.Name)
+	}
+	slices.SortStableFunc(rs, func(a, b aRun) int { return b.when.Compare(a.when) })
+	return rs
+}
+
 // times formats a time ratio, "–" for none.
 func times(t float64) string {
 	if t == 0 {
@@ -94,9 +125,11 @@ func WriteReport(w io.Writer, h Header, results []Result) error {
 	set := h.Settings.withDefaults()
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	var main, faults, strict []Result
+	var main, faults, strict, prio []Result
 	for _, r := range results {
 		switch {
+		case r.Scenario.Priority:
+			prio = append(prio, r)
 		case r.Scenario.Strict:
 			strict = append(strict, r)
 		case r.Scenario.faulty():
@@ -108,18 +141,27 @@ func WriteReport(w io.Writer, h Header, results []Result) error {
 	bucket := len(main)+len(faults) > 0
 	p("# A shared quota, measured\n\n")
 	if !bucket {
-		p("Pipeline processes (`cmd/beamthrottle`, each an OS process on its own Prism) against a strict limiter "+
-			"(below), each naming itself with `X-Quota-Client` so that the server counts each one. Made by:\n\n    %s\n\n", h.Command)
+		p("Pipeline processes (`cmd/beamthrottle`, each an OS process on its own Prism) against a strict limiter " +
+			"(below), each naming itself with `X-Quota-Client` so that the server counts each one. ")
 	} else {
 		p("%d pipeline processes (`cmd/beamthrottle`, each an OS process on its own Prism) "+
 			"share one quota on the quota test server, whose capacity equals the quota: %d calls a second "+
 			"(token bucket, one second of burst). Each process offers %g/s (%g × the capacity in all) for %v "+
 			"(%v in the fault scenarios), with `--max_wait=%v`, and names itself with `X-Quota-Client` so that "+
-			"the server counts each one. Made by:\n\n    %s\n\n",
-			set.Processes, set.Capacity, set.rate(), set.Offer*float64(set.Processes), set.Duration, set.FaultDuration, set.MaxWait, h.Command)
+			"the server counts each one. ",
+			set.Processes, set.Capacity, set.rate(), set.Offer*float64(set.Processes), set.Duration, set.FaultDuration, set.MaxWait)
 	}
-	p("Measured %s on %s. One run, indicative: the numbers move with the machine's load.\n\n",
-		h.When.UTC().Format("2006-01-02 15:04 MST"), h.Machine)
+	if rs := runsOf(h, results); len(rs) <= 1 {
+		p("Made by:\n\n    %s\n\n", h.Command)
+		p("Measured %s on %s. One run, indicative: the numbers move with the machine's load.\n\n", day(h.When), h.Machine)
+	} else {
+		p("Made by several runs, the latest first; a run of some scenarios (`-scenarios`, `make quotabench " +
+			"QUOTA_SCENARIOS=a,b`) replaces their rows and keeps the others from results.json:\n\n")
+		for _, r := range rs {
+			p("- %s: `%s` (%s)\n", day(r.when), r.command, strings.Join(r.names, ", "))
+		}
+		p("\nMeasured on %s. Each row is one run, indicative: the numbers move with the machine's load.\n\n", h.Machine)
+	}
 	p("- **Waste**: the pipelines' calls the server rejected ÷ all their calls, over the whole run. Target ≤ %s.\n", pct(MaxWaste))
 	if bucket {
 		p("- **Utilisation**: the pipelines' accepted calls ÷ the capacity left to them (capacity × seconds, less what the "+
@@ -127,7 +169,9 @@ func WriteReport(w io.Writer, h Header, results []Result) error {
 	}
 	p("- **Conservation**: each process's summary says all its generated elements were accounted for, its outcomes add " +
 		"up to the elements generated, and its output files hold exactly that many lines, as many per output as the " +
-		"summary counts, each line a distinct payload (the generator's payloads are unique).\n\n")
+		"summary counts, each line a distinct payload (the generator's payloads are unique). A process that reads a " +
+		"subscription does not know how many elements came: there the harness's count of what it published, each " +
+		"payload unique too, stands for the summary's.\n\n")
 	if h.Plot != "" && bucket {
 		p("![accepted and rejected per second, per scenario](%s)\n\n", h.Plot)
 	}
@@ -180,6 +224,9 @@ func WriteReport(w io.Writer, h Header, results []Result) error {
 	if len(strict) > 0 {
 		writeStrict(&b, h, strict)
 	}
+	if len(prio) > 0 {
+		writePriority(&b, h, prio, len(strict) > 0)
+	}
 	if bucket {
 		writeReading(&b)
 	}
@@ -224,8 +271,8 @@ func writeStrict(b *strings.Builder, h Header, results []Result) {
 		"`--max_wait=auto`. A quota is set to a share of the API's rate: `redis` reserves evenly spaced slots in Redis "+
 		"(`--quota_rate`, no `--quota_burst`), all processes on one `--quota_key`; `local` gives each process slots "+
 		"from a GCRA of its own at its part of the share; `envoy` counts %d a second in fixed windows (the "+
-		"descriptor bench=strict in testdata/ratelimit/config/beamthrottle.yaml). The rows are made by the command "+
-		"above; `go run ./cmd/quotabench -scenarios strict -out DIR` runs them alone, and a list of names such as "+
+		"descriptor bench=strict in testdata/ratelimit/config/beamthrottle.yaml). "+
+		"`go run ./cmd/quotabench -scenarios strict -out DIR` runs them alone, and a list of names such as "+
 		"`-scenarios strict-redis,strict-local-one` some of them.\n\n",
 		set.APIRate, time.Second/time.Duration(set.APIRate), set.StrictElements, envoyStrictRate)
 	p("- **Calls** and **429**: the pipelines' calls as the server counted them, and those it refused; **waste** is 429 ÷ calls.\n")

@@ -190,3 +190,142 @@ func TestStrictQuota(t *testing.T) {
 		}
 	}
 }
+
+// priorityResults are a fixed run of the priority scenarios: the high
+// process alone, then beside the low one with a share of 0.9 that misses
+// its target, 0.95 that meets it, and no share, which has none.
+func priorityResults() []Result {
+	proc := func(name string, success, throttled int64) Proc {
+		n := success + throttled
+		return Proc{Name: name, SummaryOK: true, Conserved: true,
+			Summary: Summary{Success: success, ClientThrottled: throttled, Total: n},
+			Outputs: Outputs{Lines: int(n), Distinct: int(n), ByOutcome: map[string]int{"success": int(success), "client_throttled": int(throttled)}}}
+	}
+	// The steady window is 30 s long: high and low are what each had
+	// accepted in it, of 270 offered.
+	r := func(name string, high, low int64) Result {
+		return Result{
+			Scenario: named(name), Elements: 361, Rate: 9, QuotaRate: 9,
+			Measure: Measure{Accepted: high + low + 60, Rejected: 1, Waste: 1 / float64(high+low+61)},
+			Procs:   []Proc{proc("high", high+40, 321-high), proc("low", low+20, 341-low)},
+			Tiers: []TierShare{{Tier: "high", Offered: 361, Accepted: high + 40, Rejected: 1, SteadyAccepted: high},
+				{Tier: "low", Offered: 361, Accepted: low + 20, SteadyAccepted: low}},
+			SteadyFrom: 1000, SteadyTo: 1029,
+		}
+	}
+	alone := r("priority-high-alone", 243, 0)
+	alone.Procs, alone.Tiers = alone.Procs[:1], alone.Tiers[:1]
+	alone.Measure = Measure{Accepted: 283}
+	return []Result{alone, r("priority-shares", 216, 27), r("priority-shares-95", 244, 13), r("priority-no-share", 120, 125)}
+}
+
+func TestWriteReportPriority(t *testing.T) {
+	h := Header{Command: "make quotabench QUOTA_SCENARIOS=priority", Machine: "2 cores",
+		When: time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)}
+	tests := []struct {
+		name         string
+		results      []Result
+		want, absent []string
+	}{{
+		name:    "priority only",
+		results: priorityResults(),
+		want: []string{
+			"    make quotabench QUOTA_SCENARIOS=priority\n",
+			"## Priority shares across processes\n",
+			"at 9 calls a second (90 % of the API's rate) on one `--quota_key`, against a strict limiter: a GCRA at 10 calls a second with no burst",
+			"9 elements a second each, for 40s",
+			"the whole seconds from 5s after the first timed elements were published",
+			"| priority-high-alone: the high process alone, --quota_high_share=0.9 | 0.9 | 8.10/s = 90 % | – | 90 % over 30 s | 283 ÷ 361 = 78.39 % | – | 1 / – | 0 % | report only | ✓ 361 lines for 361 elements |",
+			"| priority-shares: high and low process, --quota_high_share=0.9 | 0.9 | 7.20/s = 80 % | 0.90/s = 10 % | 90 % over 30 s | 256 ÷ 361 = 70.91 % | 47 ÷ 361 = 13.02 % | 1 / 0 | 0.33 % | ✗ 80 % (≥ 90 %) | ✓ 722 lines for 722 elements |",
+			"| priority-shares-95: high and low process, --quota_high_share=0.95 | 0.95 | 8.13/s = 90.37 % | 0.43/s = 4.81 % | 95.19 % over 30 s |",
+			"| ✓ 90.37 % (≥ 90 %) |",
+			"| priority-no-share: high and low process, no shares | none | 4.00/s = 44.44 % | 4.17/s = 46.3 % | 90.74 % over 30 s | 160 ÷ 361 = 44.32 % | 145 ÷ 361 = 40.17 % |",
+			"| report only |",
+			"Target (the high process has ≥ 90 % of its demand accepted, steady, beside the low one): met by priority-shares-95 (90.37 %); missed by priority-shares (80 %).",
+			"| priority-shares | high | 256 / 105 / 0 / 0 = 361 | 361 (256 / 105 / 0 / 0) | ✓ |",
+			"the harness's count of what it published",
+		},
+		absent: []string{"## Side by side", "## Against a strict limiter", "## Reading the numbers", "token bucket"},
+	}, {
+		name:    "after the strict scenarios",
+		results: append(strictResults(), priorityResults()...),
+		want: []string{
+			"## Against a strict limiter\n",
+			"on one `--quota_key`, against the strict limiter above.",
+			"## Priority shares across processes\n",
+		},
+		absent: []string{"| priority-shares: high and low process, --quota_high_share=0.9 | redis slots"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := WriteReport(&b, h, tt.results); err != nil {
+				t.Fatal(err)
+			}
+			got := b.String()
+			for _, want := range tt.want {
+				if !strings.Contains(got, want) {
+					t.Errorf("report lacks %q; got:\n%s", want, got)
+				}
+			}
+			for _, no := range tt.absent {
+				if strings.Contains(got, no) {
+					t.Errorf("report has %q; got:\n%s", no, got)
+				}
+			}
+		})
+	}
+}
+
+// TestWriteReportRuns checks the report's header when its rows come from
+// one run, and from several (a run of some scenarios keeps the others).
+func TestWriteReportRuns(t *testing.T) {
+	t0 := time.Date(2026, 11, 26, 12, 13, 0, 0, time.UTC)
+	t1 := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	h := Header{Command: "make quotabench QUOTA_SCENARIOS=priority", Machine: "2 cores", When: t1}
+	kept := func(rs []Result) []Result {
+		for i := range rs {
+			rs[i].Command, rs[i].When = "go run ./cmd/quotabench -out /tmp/qball", t0
+		}
+		return rs
+	}
+	tests := []struct {
+		name         string
+		results      []Result
+		want, absent []string
+	}{{
+		name:    "one run",
+		results: priorityResults(),
+		want:    []string{"Made by:\n\n    make quotabench QUOTA_SCENARIOS=priority\n\nMeasured 2026-11-27 09:00 UTC on 2 cores. One run"},
+		absent:  []string{"several runs"},
+	}, {
+		name:    "two runs, the latest first",
+		results: append(kept(strictResults()), priorityResults()...),
+		want: []string{
+			"Made by several runs, the latest first;",
+			"- 2026-11-27 09:00 UTC: `make quotabench QUOTA_SCENARIOS=priority` (priority-high-alone, priority-shares, priority-shares-95, priority-no-share)\n" +
+				"- 2026-11-26 12:13 UTC: `go run ./cmd/quotabench -out /tmp/qball` (strict-none, strict-redis, strict-local-one)\n",
+			"Measured on 2 cores. Each row is one run",
+		},
+		absent: []string{"Made by:\n"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := WriteReport(&b, h, tt.results); err != nil {
+				t.Fatal(err)
+			}
+			got := b.String()
+			for _, want := range tt.want {
+				if !strings.Contains(got, want) {
+					t.Errorf("report lacks %q; got:\n%s", want, got)
+				}
+			}
+			for _, no := range tt.absent {
+				if strings.Contains(got, no) {
+					t.Errorf("report has %q; got:\n%s", no, got)
+				}
+			}
+		})
+	}
+}

@@ -48,9 +48,23 @@ type Result struct {
 	// processes together, or the API's rate without one: the pace that
 	// TimeRatio measures against.
 	QuotaRate float64
+	// Tiers are, in a priority scenario, its processes' demands and what
+	// the server accepted of them, in the order of Scenario.Tiers.
+	Tiers []TierShare `json:",omitempty"`
+	// SteadyFrom and SteadyTo bound, in a priority scenario, the whole
+	// seconds (Unix, inclusive) over which its calls per second are
+	// measured: from the first whole second steadyAfter after its source's
+	// first timed element to the second of its last; zero if it published
+	// none.
+	SteadyFrom, SteadyTo int64 `json:",omitempty"`
 	// Problem says what went wrong with the harness or a process, if
 	// anything.
 	Problem string
+	// Command and When are the run that measured this result when it is
+	// not the run the report's Header describes: cmd/quotabench keeps
+	// the results of earlier runs when it runs some scenarios only.
+	Command string    `json:",omitempty"`
+	When    time.Time `json:",omitzero"`
 }
 
 // Proc is one pipeline process of a run.
@@ -178,6 +192,14 @@ func (r Result) line() string {
 		s = fmt.Sprintf("calls %d, 429 %d, waste %.2f%%, time ratio %.3f (%.1f s ÷ %.1f s); conserved %v",
 			m.Accepted+m.Rejected, m.Rejected, 100*m.Waste, r.TimeRatio(), r.Span().Seconds(), r.IdealTime().Seconds(), r.Conserved())
 	}
+	if r.Scenario.Priority {
+		var parts []string
+		for _, t := range r.Tiers {
+			parts = append(parts, fmt.Sprintf("%s: steady %.2f/s (%.1f%% of its demand) over %d s, accepted %d of %d offered (%.1f%%), 429 %d",
+				t.Tier, r.SteadyRate(t), 100*r.SteadyShare(t), r.SteadySeconds(), t.Accepted, t.Offered, 100*t.Share(), t.Rejected))
+		}
+		s = strings.Join(append(parts, fmt.Sprintf("waste %.2f%%; conserved %v", 100*m.Waste, r.Conserved())), "; ")
+	}
 	if r.Problem != "" {
 		s += "; " + r.Problem
 	}
@@ -190,10 +212,15 @@ func (b *bench) run(ctx context.Context, sc Scenario) Result {
 	r := Result{Scenario: sc, Elements: set.elements(sc), Rate: set.rate()}
 	cfg := testserver.Config{Quota: set.Capacity, Period: time.Second}
 	deadline := set.duration(sc) + set.MaxWait + 3*time.Minute
-	if sc.Strict {
+	switch {
+	case sc.Strict:
 		r.Rate, r.QuotaRate = 0, set.quotaRate(sc)
 		cfg = testserver.Config{Quota: set.APIRate, Period: time.Second, Mode: testserver.GCRA}
 		deadline = 4*time.Duration(float64(set.StrictElements)/r.QuotaRate*float64(time.Second)) + 3*time.Minute
+	case sc.Priority:
+		r.Rate, r.QuotaRate = set.quotaRate(sc), set.quotaRate(sc)
+		cfg = testserver.Config{Quota: set.APIRate, Period: time.Second, Mode: testserver.GCRA}
+		deadline = set.Duration + tierWarmup + tierIdle + set.MaxWait + 3*time.Minute
 	}
 	var problems []string
 	problem := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
@@ -207,6 +234,15 @@ func (b *bench) run(ctx context.Context, sc Scenario) Result {
 	defer srv.Close()
 	dir := mkdir(b.dir, sc.Name)
 
+	var src *tierSource
+	if sc.Priority {
+		if src, err = startTierSource(ctx, sc.tiers()); err != nil {
+			problem("source: %v", err)
+			return r
+		}
+		defer src.Close()
+	}
+
 	n := set.procs(sc)
 	clients := make([]string, n)
 	procs := make([]*exec.Cmd, n)
@@ -217,6 +253,9 @@ func (b *bench) run(ctx context.Context, sc Scenario) Result {
 	started := time.Now()
 	for i := range procs {
 		name := fmt.Sprintf("p%d", i+1)
+		if sc.Priority {
+			name = sc.tiers()[i]
+		}
 		clients[i] = name
 		stdouts[i] = new(bytes.Buffer)
 		stderrs[i] = filepath.Join(dir, name+".stderr")
@@ -226,7 +265,11 @@ func (b *bench) run(ctx context.Context, sc Scenario) Result {
 			return r
 		}
 		defer errf.Close()
-		cmd := exec.CommandContext(pctx, b.bin, b.args(sc, srv.Endpoint(), name, filepath.Join(dir, name)+"/")...)
+		args := b.args(sc, srv.Endpoint(), name, filepath.Join(dir, name)+"/")
+		if sc.Priority {
+			args = append(args, src.flags(name)...)
+		}
+		cmd := exec.CommandContext(pctx, b.bin, args...)
 		cmd.Dir = dir
 		cmd.Stdout, cmd.Stderr = stdouts[i], errf
 		if err := cmd.Start(); err != nil {
@@ -262,6 +305,12 @@ func (b *bench) run(ctx context.Context, sc Scenario) Result {
 			problem("fault: %v", err)
 		}
 	}
+	var pub sent
+	if sc.Priority {
+		if pub, err = src.run(ctx, srv.Handler, set.offered(sc), r.QuotaRate, done); err != nil {
+			problem("source: %v", err)
+		}
+	}
 	<-done
 	stopComp()
 	compWG.Wait()
@@ -276,13 +325,25 @@ func (b *bench) run(ctx context.Context, sc Scenario) Result {
 	if r.FaultFrom != 0 {
 		r.Before, r.During, r.After = phases(r.Measure, r.FaultFrom, r.FaultTo)
 	}
+	if sc.Priority {
+		// What was published, the same to every process; less than
+		// planned if the source stopped early.
+		r.Elements = 0
+		if len(pub.offered) > 0 {
+			r.Elements = pub.offered[0]
+		}
+		if !pub.first.IsZero() {
+			r.SteadyFrom, r.SteadyTo = pub.first.Add(steadyAfter).Unix()+1, pub.last.Unix()
+		}
+		r.Tiers = tierShares(srv.Handler.Stats(), clients, pub.offered, seconds{r.SteadyFrom, r.SteadyTo})
+	}
 	for i, name := range clients {
 		p := Proc{Name: name, Elapsed: elapsed[i]}
 		p.Summary, p.SummaryOK = parseSummary(stdouts[i].String())
 		if p.Outputs, err = countOutputs(filepath.Join(dir, name)); err != nil {
 			problem("%s outputs: %v", name, err)
 		}
-		p.Conserved = conserved(r.Elements, p.Summary, p.SummaryOK, p.Outputs)
+		p.Conserved = conserved(r.Elements, p.Summary, p.SummaryOK, !sc.Priority, p.Outputs)
 		if waitErrs[i] != nil {
 			problem("%s: %v (stderr: %s)", name, waitErrs[i], tail(stderrs[i]))
 		}
@@ -312,6 +373,9 @@ func (b *bench) args(sc Scenario, url, client, prefix string) []string {
 	set := b.set
 	if sc.Strict {
 		return b.strictArgs(sc, url, client, prefix)
+	}
+	if sc.Priority {
+		return b.priorityArgs(sc, url, client, prefix)
 	}
 	a := []string{
 		fmt.Sprintf("--generate=%d", set.elements(sc)),
@@ -366,6 +430,28 @@ func (b *bench) strictArgs(sc Scenario, url, client, prefix string) []string {
 	case "envoy":
 		a = append(a, "--quota_address="+b.rl.Addr, "--quota_key="+sc.Name,
 			"--quota_domain=beamthrottle", "--quota_descriptors=bench=strict", "--quota_fail=open")
+	}
+	return a
+}
+
+// priorityArgs are args in a priority scenario, but for the source's
+// flags (tierSource.flags): a streaming run's --max_wait, and the Redis
+// quota of slots at its share of the API's rate, on a --quota_key of the
+// scenario's own, with the scenario's --quota_high_share.
+func (b *bench) priorityArgs(sc Scenario, url, client, prefix string) []string {
+	a := []string{
+		"--url=" + url,
+		"--header=" + testserver.ClientHeader + ": " + client,
+		"--output_prefix=" + prefix,
+		"--max_wait=" + b.set.MaxWait.String(),
+		"--quota_backend=redis",
+		"--quota_address=" + b.redis.Addr,
+		"--quota_key=" + sc.Name,
+		"--quota_rate=" + rateFlag(b.set.quotaRate(sc)),
+		"--quota_fail=open",
+	}
+	if sc.HighShare > 0 {
+		a = append(a, fmt.Sprintf("--quota_high_share=%g", sc.HighShare))
 	}
 	return a
 }

@@ -51,7 +51,8 @@ type Scenario struct {
 	// does. The fields above but Backend do not apply.
 	Strict bool
 	// Processes is how many pipeline processes run; 0 means
-	// Settings.Processes.
+	// Settings.Processes. A priority scenario runs one per tier of its
+	// Tiers.
 	Processes int
 	// Share is a strict scenario's quota, all processes together, as a
 	// fraction of the API's rate: --quota_rate is Share × APIRate with
@@ -61,6 +62,25 @@ type Scenario struct {
 	// MaxTime is the target of a strict scenario's time ratio; 0 means
 	// report only. With a target, waste must be at most MaxWaste too.
 	MaxTime float64
+
+	// Priority runs the scenario as a measure of priority shares across
+	// processes: against the strict limiter, as Strict does, a process per
+	// tier of Tiers shares a Redis quota of time slots at Share × APIRate
+	// on one --quota_key, all its elements of that tier. Each offers the
+	// whole quota: a Pub/Sub subscription the harness publishes to at the
+	// quota's rate for Settings.Duration (see tierSource). Backend must be
+	// redis.
+	Priority bool
+	// Tiers are the tiers of a priority scenario's processes, in order,
+	// each process named after its tier (testserver.ClientHeader); nil
+	// means high and low.
+	Tiers []string
+	// HighShare is the processes' --quota_high_share in a priority
+	// scenario; 0 passes none.
+	HighShare float64
+	// MinHigh is the target of a priority scenario: the least part of its
+	// demand the high process must have accepted; 0 means report only.
+	MinHigh float64
 }
 
 // fail is the scenario's --quota_fail.
@@ -102,14 +122,38 @@ var Scenarios = []Scenario{
 	{Name: "strict-local", Title: "in-process slots, each process a third of 90 %", Backend: "local", Strict: true, Share: 0.9},
 	{Name: "strict-local-one", Title: "one process, in-process slots at 90 %", Backend: "local", Strict: true, Share: 0.9, Processes: 1, MaxTime: 1.08},
 	{Name: "strict-envoy", Title: "Envoy's rate-limit service, 9 a second (fixed windows)", Backend: "envoy", Strict: true},
+
+	// Priority shares across processes: a high and a low process on one
+	// Redis quota of slots at 90 % of the strict limiter's rate, each
+	// offering the whole quota. With a share s the low process is held to
+	// 1 − s of the rate, which leaves the high one s of its demand at most:
+	// at 0.9 the target is that bound itself, so 0.95 is measured too. The
+	// high process alone shows what one process makes of the slots.
+	{Name: "priority-high-alone", Title: "the high process alone, --quota_high_share=0.9", Backend: "redis", Priority: true, Share: 0.9, HighShare: 0.9, Tiers: []string{"high"}},
+	{Name: "priority-shares", Title: "high and low process, --quota_high_share=0.9", Backend: "redis", Priority: true, Share: 0.9, HighShare: 0.9, MinHigh: MinHighShare},
+	{Name: "priority-shares-95", Title: "high and low process, --quota_high_share=0.95", Backend: "redis", Priority: true, Share: 0.9, HighShare: 0.95, MinHigh: MinHighShare},
+	{Name: "priority-no-share", Title: "high and low process, no shares", Backend: "redis", Priority: true, Share: 0.9},
 }
 
-// StrictGroup names every strict scenario at once in Select.
-const StrictGroup = "strict"
+// tiers are the tiers of a priority scenario's processes (Scenario.Tiers).
+func (s Scenario) tiers() []string {
+	if s.Tiers == nil {
+		return []string{"high", "low"}
+	}
+	return s.Tiers
+}
+
+// StrictGroup and PriorityGroup name every strict scenario and every
+// priority scenario at once in Select.
+const (
+	StrictGroup   = "strict"
+	PriorityGroup = "priority"
+)
 
 // Select returns the scenarios named in the comma-separated list names, in
-// the order of Scenarios; "" selects them all, and StrictGroup ("strict")
-// every strict scenario.
+// the order of Scenarios; "" selects them all, StrictGroup ("strict")
+// every strict scenario and PriorityGroup ("priority") every priority
+// scenario.
 func Select(names string) ([]Scenario, error) {
 	if strings.TrimSpace(names) == "" {
 		return Scenarios, nil
@@ -120,11 +164,12 @@ func Select(names string) ([]Scenario, error) {
 			want[n] = true
 		}
 	}
-	group := want[StrictGroup]
+	strict, priority := want[StrictGroup], want[PriorityGroup]
 	delete(want, StrictGroup)
+	delete(want, PriorityGroup)
 	var out []Scenario
 	for _, s := range Scenarios {
-		if want[s.Name] || group && s.Strict {
+		if want[s.Name] || strict && s.Strict || priority && s.Priority {
 			out = append(out, s)
 			delete(want, s.Name)
 		}
@@ -160,8 +205,8 @@ type Settings struct {
 	// --generate.
 	MaxWait time.Duration
 
-	// APIRate is the strict limiter's rate per second (GCRA, no burst):
-	// 10.
+	// APIRate is the strict limiter's rate per second (GCRA, no burst),
+	// in the strict and the priority scenarios: 10.
 	APIRate int
 	// StrictElements is how many elements the processes of a strict
 	// scenario generate in all, split evenly between them: 600 (200 each
@@ -201,6 +246,9 @@ func (s Settings) withDefaults() Settings {
 
 // procs is how many pipeline processes sc runs.
 func (s Settings) procs(sc Scenario) int {
+	if sc.Priority {
+		return len(sc.tiers())
+	}
 	if sc.Processes > 0 {
 		return sc.Processes
 	}
@@ -222,8 +270,12 @@ func (s Settings) rate() float64 { return s.Offer * float64(s.Capacity) }
 // elements is how many elements one process generates in sc: rate ×
 // duration, rounded up to a whole number of the generator's 100 ms ticks
 // so that it emits exactly that many; in a strict scenario, its share of
-// StrictElements.
+// StrictElements; in a priority scenario, what the source offers it and
+// the warm-up before.
 func (s Settings) elements(sc Scenario) int {
+	if sc.Priority {
+		return s.offered(sc) + 1 // and the warm-up
+	}
 	if sc.Strict {
 		return s.StrictElements / s.procs(sc)
 	}
@@ -232,14 +284,20 @@ func (s Settings) elements(sc Scenario) int {
 	return (n + perTick - 1) / perTick * perTick
 }
 
+// offered is how many elements the source of a priority scenario offers
+// each process after its warm-up: the quota's rate × Duration.
+func (s Settings) offered(sc Scenario) int {
+	return int(s.quotaRate(sc)*s.Duration.Seconds() + 0.5)
+}
+
 // envoyStrictRate is the limit per second of the descriptor bench=strict in
 // testdata/ratelimit/config/beamthrottle.yaml, which strict-envoy uses: 90 %
 // of the default APIRate. Envoy's units are a second, a minute, an hour or
 // a day, so the configuration holds it, not a flag.
 const envoyStrictRate = 9
 
-// quotaRate is the configured quota of a strict scenario per second, all
-// processes together; for no quota, the API's rate. It is the pace the
+// quotaRate is the configured quota of a strict or priority scenario per
+// second, all processes together; for no quota, the API's rate. It is the pace the
 // time ratio is measured against.
 func (s Settings) quotaRate(sc Scenario) float64 {
 	switch sc.Backend {

@@ -8,7 +8,8 @@ import (
 	"github.com/beamthrottle/beamthrottle/internal/services"
 )
 
-// TestSelectStrict selects the strict scenarios by name and as a group.
+// TestSelectStrict selects the strict and the priority scenarios by name
+// and as groups.
 func TestSelectStrict(t *testing.T) {
 	names := func(scs []Scenario) []string {
 		var out []string
@@ -25,6 +26,9 @@ func TestSelectStrict(t *testing.T) {
 		{"strict", strict},
 		{"strict-local-one, strict-redis", []string{"strict-redis", "strict-local-one"}},
 		{"redis,strict,strict-none", append([]string{"redis"}, strict...)},
+		{"priority", []string{"priority-high-alone", "priority-shares", "priority-shares-95", "priority-no-share"}},
+		{"priority-no-share,priority-shares", []string{"priority-shares", "priority-no-share"}},
+		{"priority,strict-redis", []string{"strict-redis", "priority-high-alone", "priority-shares", "priority-shares-95", "priority-no-share"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.names, func(t *testing.T) {
@@ -103,5 +107,65 @@ func TestBucketArgs(t *testing.T) {
 		"--quota_rate=60/s", "--quota_fail=open"}
 	if diff := cmp.Diff(want, b.args(named("redis"), "http://api", "p1", "/o/p1/")); diff != "" {
 		t.Errorf("args (-want +got):\n%s", diff)
+	}
+}
+
+// TestPriorityArgs checks what the processes of each priority scenario are
+// given, with the default settings: the quota, its key and the share; the
+// source's flags come from the tierSource.
+func TestPriorityArgs(t *testing.T) {
+	b := &bench{set: Settings{}.withDefaults(), redis: &services.Redis{Addr: "redis:1"}}
+	common := func(key string) []string {
+		return []string{"--url=http://api", "--header=X-Quota-Client: high", "--output_prefix=/o/high/", "--max_wait=5s",
+			"--quota_backend=redis", "--quota_address=redis:1", "--quota_key=" + key, "--quota_rate=9/s", "--quota_fail=open"}
+	}
+	both := []string{"high", "low"}
+	tests := []struct {
+		name  string
+		tiers []string
+		want  []string
+	}{
+		{"priority-high-alone", []string{"high"}, append(common("priority-high-alone"), "--quota_high_share=0.9")},
+		{"priority-shares", both, append(common("priority-shares"), "--quota_high_share=0.9")},
+		{"priority-shares-95", both, append(common("priority-shares-95"), "--quota_high_share=0.95")},
+		{"priority-no-share", both, common("priority-no-share")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sc := named(tt.name)
+			if diff := cmp.Diff(tt.tiers, sc.tiers()); diff != "" {
+				t.Errorf("tiers (-want +got):\n%s", diff)
+			}
+			if got := b.set.procs(sc); got != len(tt.tiers) {
+				t.Errorf("procs: got %d, want %d", got, len(tt.tiers))
+			}
+			// The quota's rate for 40 s, and the warm-up.
+			if got := b.set.elements(sc); got != 361 {
+				t.Errorf("elements: got %d, want 361", got)
+			}
+			if diff := cmp.Diff(tt.want, b.args(sc, "http://api", "high", "/o/high/")); diff != "" {
+				t.Errorf("args (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestTierSourceFlags(t *testing.T) {
+	want := []string{"--subscription=low-sub", "--pubsub_emulator=127.0.0.1:1", "--pubsub_project=quotabench",
+		"--idle_timeout=15s", "--priority=json:tier"}
+	if diff := cmp.Diff(want, tierFlags("low", "127.0.0.1:1")); diff != "" {
+		t.Errorf("tierFlags (-want +got):\n%s", diff)
+	}
+}
+
+func TestTierPayload(t *testing.T) {
+	for _, tt := range []struct {
+		seq  int
+		tier string
+		want string
+	}{{-1, "high", `{"seq":-1,"tier":"high"}`}, {359, "low", `{"seq":359,"tier":"low"}`}} {
+		if got := string(tierPayload(tt.seq, tt.tier)); got != tt.want {
+			t.Errorf("tierPayload(%d, %q) = %s, want %s", tt.seq, tt.tier, got, tt.want)
+		}
 	}
 }
