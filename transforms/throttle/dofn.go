@@ -146,7 +146,7 @@ func (f *throttleFn) Setup(ctx context.Context) error {
 // rejecting).
 func (f *throttleFn) newPolicy(rnd func() float64, groups int) (adaptive.Policy, error) {
 	if f.Mode == ModePaced {
-		return adaptive.NewPacer(adaptive.PacerConfig{Groups: groups, Rate: f.Quota.knownRate()})
+		return adaptive.NewPacer(adaptive.PacerConfig{Groups: groups, Rate: f.Quota.knownRate() * slotRateMargin})
 	}
 	var postpone time.Duration
 	if f.Strategy == Postpone {

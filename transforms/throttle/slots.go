@@ -18,6 +18,17 @@ const (
 	maxTolerance = 20 * time.Millisecond
 )
 
+// slotRateMargin is how far above the rate of a quota of time slots the
+// pacer's ceiling is set. The slots alone space the calls at the quota's
+// rate; a pacer whose ceiling were that rate exactly would refuse a slot
+// that comes a fraction of a millisecond early on the caller's clock, as
+// the slots of a quota kept by a service do (placed on the caller's clock
+// with half a round trip's estimate), and the slot would be lost: a tenth
+// of the quota with Redis on loopback. Two percent is far above that
+// jitter and below what a strict limiter notices, since the slots are what
+// space the calls.
+const slotRateMargin = 1.02
+
 // tolerance returns how late a call may still be sent on a slot of the
 // given spacing: a twelfth of the spacing, within [minTolerance,
 // maxTolerance]. A later call leaves less than the spacing before the next
