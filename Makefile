@@ -46,9 +46,11 @@ livebench:
 # processes share one quota in Redis or Envoy's rate-limit service, beside the
 # adaptive throttle alone, with a competitor, and with the quota's service
 # killed or slow, against a token bucket; then against a strict limiter (a
-# GCRA with no burst) with Redis slots, local slots, Envoy and none:
-# docs/quota/results.md and its plots. QUOTA_SCENARIOS=strict (or a
-# comma-separated list of names) runs only those.
+# GCRA with no burst) with Redis slots, local slots, Envoy and none; and a
+# high-priority and a low-priority process sharing a Redis quota with and
+# without --quota_high_share: docs/quota/results.md and its plots.
+# QUOTA_SCENARIOS=strict or priority (or a comma-separated list of names)
+# runs only those and keeps the other rows.
 QUOTA_SCENARIOS ?=
 quotabench:
 	$(GO) run ./cmd/quotabench -out docs/quota -scenarios '$(QUOTA_SCENARIOS)'
