@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -82,41 +83,44 @@ func TestCacheAnswersRepeats(t *testing.T) {
 	}
 }
 
-// killers holds the functions killingCaller calls, by test name.
-var killers sync.Map
+// killers holds, by test name, the kill switches killingCaller counts its
+// calls on: shared by every instance of the caller, so that the switch
+// trips at the After-th call of them all.
+var killers sync.Map // string → *killSwitch
 
-// killingCaller is the HTTP caller that runs the function registered under
-// Kill after its After-th call.
+// killSwitch runs kill once, at the after-th call counted.
+type killSwitch struct {
+	after int64
+	calls atomic.Int64
+	kill  func()
+}
+
+// killingCaller is the HTTP caller that counts its calls, across all its
+// instances, on the kill switch registered under Kill.
 type killingCaller struct {
 	clientcall.HTTP
-	Kill  string
-	After int
-
-	mu    sync.Mutex
-	calls int
+	Kill string
 }
 
 func (c *killingCaller) Call(ctx context.Context, req []byte) ([]byte, error) {
-	c.mu.Lock()
-	c.calls++
-	if c.calls == c.After {
-		if f, ok := killers.Load(c.Kill); ok {
-			f.(func())()
+	if k, ok := killers.Load(c.Kill); ok {
+		k := k.(*killSwitch)
+		if k.calls.Add(1) == k.after {
+			k.kill()
 		}
 	}
-	c.mu.Unlock()
 	return c.HTTP.Call(ctx, req)
 }
 
-// TestCacheRedisKilled: Redis is killed mid-run (at the 30th call of one
-// instance of the caller: each DoFn instance has its own). The cache
+// TestCacheRedisKilled: Redis is killed mid-run, at the 30th call of the
+// 100 that fill the cache (counted across the caller's instances). The cache
 // fails open: the elements it can no longer answer are called for, the
 // faults are counted, and every element still ends in exactly one output,
 // here Success (the server has no quota).
 func TestCacheRedisKilled(t *testing.T) {
 	const n, distinct = 1000, 100
 	rs := services.StartRedis(t)
-	killers.Store(t.Name(), rs.Kill)
+	killers.Store(t.Name(), &killSwitch{after: 30, kill: rs.Kill})
 	defer killers.Delete(t.Name())
 	srv, err := testserver.NewServer(testserver.Config{})
 	if err != nil {
@@ -125,7 +129,7 @@ func TestCacheRedisKilled(t *testing.T) {
 	defer srv.Close()
 	p, s := beam.NewPipelineWithRoot()
 	in := beam.Reshuffle(s, beam.ParDo(s, &genRepeats{N: n, Distinct: distinct}, beam.Impulse(s)))
-	caller := &killingCaller{HTTP: clientcall.HTTP{URL: srv.Endpoint()}, Kill: t.Name(), After: 30}
+	caller := &killingCaller{HTTP: clientcall.HTTP{URL: srv.Endpoint()}, Kill: t.Name()}
 	out := Adaptive(s, in, caller, WithCache(rs.Addr, time.Hour), WithGroups(4), WithBatchSize(50),
 		WithBatchInterval(100*time.Millisecond))
 	passert.Equals(s, beam.ParDo(s, bytesToString, out.Success), repeats(n, distinct)...)
