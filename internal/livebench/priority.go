@@ -126,13 +126,8 @@ func publishTiers(ctx context.Context, sc scenario, d time.Duration, topic strin
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("no call reached the server within %v of the start", warmupTimeout)
 		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case err := <-runErr:
-			runErr <- err
-			return nil, errPipelineEnded
-		case <-time.After(50 * time.Millisecond):
+		if err := pause(ctx, 50*time.Millisecond, runErr); err != nil {
+			return nil, err
 		}
 	}
 	n := int(sc.rate * d.Seconds())
@@ -140,13 +135,8 @@ func publishTiers(ctx context.Context, sc scenario, d time.Duration, topic strin
 	sent := make([]sentElement, 0, n)
 	start := time.Now()
 	for k := 0; len(sent) < n; k++ {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case err := <-runErr:
-			runErr <- err
-			return nil, errPipelineEnded
-		case <-time.After(time.Until(start.Add(time.Duration(k) * priorityTick))):
+		if err := pause(ctx, time.Until(start.Add(time.Duration(k)*priorityTick)), runErr); err != nil {
+			return nil, err
 		}
 		for range min(perTick, n-len(sent)) {
 			seq := len(sent)
@@ -157,6 +147,20 @@ func publishTiers(ctx context.Context, sc scenario, d time.Duration, topic strin
 		}
 	}
 	return sent, nil
+}
+
+// pause waits d, and returns ctx's error if it ends first, or
+// errPipelineEnded if the pipeline does (its error is put back in runErr).
+func pause(ctx context.Context, d time.Duration, runErr chan error) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case err := <-runErr:
+		runErr <- err
+		return errPipelineEnded
+	case <-time.After(d):
+		return nil
+	}
 }
 
 // tap is an http.Handler in front of the quota server's: it records when

@@ -89,7 +89,7 @@ func (fr *driver) cached(it *item) bool {
 		return false
 	}
 	fr.t.cacheHits++
-	fr.t.ended(it, fr.now(), true)
+	fr.ended(it, fr.now(), true)
 	fr.out.ok(it, resp)
 	return true
 }

@@ -113,10 +113,13 @@ type tierTally struct {
 	waitMs                            []int64
 }
 
-// ended counts an element of the tier of it that ended at now, accepted
-// or not.
-func (t *tally) ended(it *item, now time.Time, accepted bool) {
-	tt := &t.tiers[tierOf(it.Tier)-tierLow]
+// ended counts, with WithPriority, an element of the tier of it that ended
+// at now, accepted or not.
+func (fr *driver) ended(it *item, now time.Time, accepted bool) {
+	if !fr.fn.Priorities {
+		return
+	}
+	tt := &fr.t.tiers[tierOf(it.Tier)-tierLow]
 	if accepted {
 		tt.accepted++
 	} else {

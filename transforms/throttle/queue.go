@@ -331,8 +331,12 @@ func (f *throttleFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Pr
 			return err
 		}
 		fr.t.postponed += int64(len(fr.rest) + len(fr.waiting))
-		for _, it := range append(fr.rest, fr.waiting...) {
-			fr.t.tiers[tierOf(it.Tier)-tierLow].postponed++
+		if f.Priorities {
+			for _, list := range [][]item{fr.rest, fr.waiting} {
+				for _, it := range list {
+					fr.t.tiers[tierOf(it.Tier)-tierLow].postponed++
+				}
+			}
 		}
 	}
 	meta.Armed = 0

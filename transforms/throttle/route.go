@@ -55,7 +55,7 @@ func (fr *driver) routed(now time.Time, items []item, s firing.Step, calls []*ca
 	}
 	if s.To == firing.Dropped {
 		fr.t.dropped++
-		fr.t.ended(&it, now, false)
+		fr.ended(&it, now, false)
 		return
 	}
 	var fl failure
@@ -64,7 +64,7 @@ func (fr *driver) routed(now time.Time, items []item, s firing.Step, calls []*ca
 		resp, err := calls[s.Call].res.of(s.Pos)
 		if s.To == firing.Success {
 			fr.t.accepted++
-			fr.t.ended(&it, now, true)
+			fr.ended(&it, now, true)
 			fr.out.ok(&it, resp)
 			fr.remember(&it, resp)
 			return
@@ -223,7 +223,7 @@ func (fr *driver) shed(now time.Time, items []item, size int64) []item {
 // fail ends an element with the failure fl: its Record goes to the output
 // of its outcome, except that the Drop strategy discards throttled elements.
 func (fr *driver) fail(now time.Time, it item, fl failure) {
-	fr.t.ended(&it, now, false)
+	fr.ended(&it, now, false)
 	switch {
 	case fl.Outcome == OutcomeError:
 		fr.t.errs++
