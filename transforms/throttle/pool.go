@@ -61,7 +61,7 @@ type permitPool struct {
 	q       quota.Quota
 	r       quota.Reserver   // q, if the quota hands out time slots; else nil
 	spacing time.Duration    // with r: the time between the quota's slots
-	clock   func() time.Time // the wall clock of the back-off; nil means time.Now
+	clock   func() time.Time // the wall clock (of the back-off, and of the time round trips take); nil means time.Now
 
 	probes sync.WaitGroup // probes under way
 
@@ -107,8 +107,13 @@ func (p *permitPool) permit(ctx context.Context, now time.Time, tier, cost, want
 		tier = tierNormal
 	}
 	tier = tierOf(tier)
+	clock := callerClock{now: now, wall: p.now(), read: p.now}
 	p.mu.Lock()
 	for {
+		// The caller's clock as it is now: after a wait for another's round
+		// trip or one's own, slots that passed meanwhile lapse, and are not
+		// handed out late.
+		now := clock.current()
 		if p.r != nil {
 			p.tally.lapsed += int64(p.slots.expire(now))
 			if c, ok := p.slots.claim(cost, tier); ok {
@@ -147,12 +152,12 @@ func (p *permitPool) permit(ctx context.Context, now time.Time, tier, cost, want
 		p.tally.requests++
 		if step == stepProbe {
 			p.probes.Add(1)
-			go p.probe(context.WithoutCancel(ctx), ask, tier, now, retry)
+			go p.probe(context.WithoutCancel(ctx), ask, tier, clock, retry)
 			perm = p.without(cost, now, retry)
 			break
 		}
 		p.mu.Unlock()
-		g, err := p.take(ctx, ask, tier, now)
+		g, err := p.take(ctx, ask, tier, clock)
 		p.mu.Lock()
 		if err != nil && ctx.Err() != nil { // the caller gave up, not the service
 			p.tally.errors++
@@ -167,7 +172,7 @@ func (p *permitPool) permit(ctx context.Context, now time.Time, tier, cost, want
 		}
 	}
 	if perm.paid && p.r != nil && want > cost && p.slots.empty() {
-		if n, w := p.reserveAhead(ctx, now, tier, want-cost, retry); n != "" {
+		if n, w := p.reserveAhead(ctx, clock, tier, want-cost, retry); n != "" {
 			note, warn = n, w
 		}
 	}
@@ -205,9 +210,10 @@ func (p *permitPool) without(cost int, now time.Time, retry time.Duration) permi
 // probe makes a round trip to check a service that was down, for ask
 // permits of tier at now, and records its outcome; its counts are reported
 // by the next permit.
-func (p *permitPool) probe(ctx context.Context, ask, tier int, now time.Time, retry time.Duration) {
+func (p *permitPool) probe(ctx context.Context, ask, tier int, clock callerClock, retry time.Duration) {
 	defer p.probes.Done()
-	g, err := p.take(ctx, ask, tier, now)
+	now := clock.now
+	g, err := p.take(ctx, ask, tier, clock)
 	p.mu.Lock()
 	note, warn := p.record(now, ask, retry, g, err)
 	p.mu.Unlock()
@@ -222,11 +228,26 @@ type grant struct {
 	tier int
 }
 
+// callerClock is the clock of a caller of permit: its now, read when the
+// wall clock read wall. A round trip made later (after waiting for the
+// pool's lock or for another round trip, or in a probe) is asked at the
+// caller's now plus the wall time since, so that the slots it brings are
+// placed where they belong on the caller's clock, not early by the wait.
+type callerClock struct {
+	now, wall time.Time
+	read      func() time.Time // the wall clock (the pool's)
+}
+
+// current is the caller's clock now.
+func (c callerClock) current() time.Time { return c.now.Add(c.read().Sub(c.wall)) }
+
 // take makes one round trip to the service, bounded by the timeout: Take
-// n permits, or Reserve n units of slots for tier.
-func (p *permitPool) take(ctx context.Context, n, tier int, now time.Time) (grant, error) {
+// n permits, or Reserve n units of slots for tier, at the caller's clock
+// as it is when the round trip starts.
+func (p *permitPool) take(ctx context.Context, n, tier int, clock callerClock) (grant, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout())
 	defer cancel()
+	now := clock.current()
 	if p.r != nil {
 		res, err := p.r.ReserveTier(ctx, p.cfg.Key, tier, n, now)
 		return grant{Grant: quota.Grant{Granted: res.Granted, RetryAt: res.RetryAt}, res: res, tier: tier}, err

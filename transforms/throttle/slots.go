@@ -215,7 +215,7 @@ func (l *slotLedger) tail(now time.Time) (slotRun, bool) {
 // empty reports whether the ledger holds no slot.
 func (l *slotLedger) empty() bool { return len(l.runs) == 0 && len(l.back) == 0 }
 
-// reserveAhead reserves n more units at now, with p.mu held (released
+// reserveAhead reserves n more units at clock's now, with p.mu held (released
 // during the round trip), when a call just took the last slot the worker
 // held: the quota's TAT then still stands where that slot ends, so the new
 // slots follow on from it, instead of starting a lead after the next
@@ -223,7 +223,8 @@ func (l *slotLedger) empty() bool { return len(l.runs) == 0 && len(l.back) == 0 
 // reservation. It asks only while the service is up and no round trip is
 // under way; otherwise the next call reserves as usual. It returns what
 // record returns.
-func (p *permitPool) reserveAhead(ctx context.Context, now time.Time, tier, n int, retry time.Duration) (note string, warn bool) {
+func (p *permitPool) reserveAhead(ctx context.Context, clock callerClock, tier, n int, retry time.Duration) (note string, warn bool) {
+	now := clock.now
 	if p.health.down || p.health.inFlight || now.Before(p.retryAt[tier-tierLow]) {
 		return "", false
 	}
@@ -231,7 +232,7 @@ func (p *permitPool) reserveAhead(ctx context.Context, now time.Time, tier, n in
 	p.answered = make(chan struct{})
 	p.tally.requests++
 	p.mu.Unlock()
-	g, err := p.take(ctx, n, tier, now)
+	g, err := p.take(ctx, n, tier, clock)
 	p.mu.Lock()
 	if err != nil && ctx.Err() != nil {
 		p.tally.errors++

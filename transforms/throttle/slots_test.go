@@ -180,7 +180,12 @@ func localPool(t *testing.T, rate string) *permitPool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newPermitPool(cfg, q)
+	p := newPermitPool(cfg, q)
+	// The tests give the pool their own clock, in its now arguments; no wall
+	// time passes for it within a call.
+	stopped := time.Now()
+	p.clock = func() time.Time { return stopped }
+	return p
 }
 
 // TestPermitPoolSlots: a permit pool over the local known rate hands each

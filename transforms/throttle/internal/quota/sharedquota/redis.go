@@ -107,6 +107,8 @@ type Redis struct {
 	spacing, lead, horizon time.Duration // of Reserve's slots
 	shares                 quota.Shares
 
+	clock *serverClock // the server's clock, for Reserve's slots
+
 	mu     sync.Mutex
 	credit map[string]int // units granted by Redis and not yet by Take, per key
 }
@@ -164,6 +166,7 @@ func NewRedis(cfg RedisConfig) (*Redis, error) {
 		lead:    lead,
 		horizon: horizon,
 		shares:  cfg.Shares,
+		clock:   newServerClock(),
 	}
 	if r.client == nil {
 		logRedisToSlog.Do(func() { redis.SetLogger(slogRedis{}) })

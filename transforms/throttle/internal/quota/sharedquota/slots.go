@@ -63,8 +63,15 @@ func slotWindow(lead, horizon time.Duration) (time.Duration, time.Duration, erro
 // Horizon; Burst does not apply. A Lua script runs the GCRA's reservation
 // on the server, on the server's clock (TIME), so that workers whose clocks
 // differ agree on the slots. It answers with the first slot as an offset
-// from the server's now, and Reserve places it on the caller's clock: the
-// server's now is taken to be now plus half the round trip, as NTP assumes.
+// from the server's now, and the server's now, and Reserve places it on the
+// caller's clock through an estimate of the offset between the server's
+// clock and the local one: NTP's clock filter, the offset from the round
+// trip with the shortest time among the latest (see serverClock), so that a
+// round trip slowed on one way, a first one that dials the connection or a
+// caller slow to read its answer, does not misplace the slots. Before its
+// first reservation a client reads the server's clock a few times (TIME).
+// now is the caller's clock when Reserve is called: the slots are placed
+// on it by the local time that passes from then on.
 // The Stamp is where the reservation ends on the server's clock. The Redis
 // key expires when its TAT has passed (a TAT at or before now means the
 // same as none), so that keys used once do not stay. Reserve reserves for
@@ -94,24 +101,35 @@ func (r *Redis) ReserveTier(ctx context.Context, key string, tier, n int, now ti
 		keys = append(keys, slotsPrefix+key+":below:"+name, slotsPrefix+key+":active:"+name)
 		args = append(args, int64(c.Spacing))
 	}
+	entry := time.Now() // the caller's now, on the local clock
+	if r.clock.held() == 0 {
+		r.warmClock(ctx)
+	}
 	sent := time.Now()
 	v, err := reserveScript.Run(ctx, r.client, keys, args...).Int64Slice()
-	rtt := time.Since(sent)
+	answered := time.Now()
 	if err != nil {
 		return quota.Reservation{}, wrap(ctx, err, "redis: reserving %d for %q", n, key)
 	}
-	if len(v) != 5 || v[1] < 0 || v[1] > int64(n) || v[3] < 0 || v[3] > 999 || v[4] < 0 {
+	if len(v) != 6 || v[1] < 0 || v[1] > int64(n) || v[3] < 0 || v[3] > 999 || v[4] < 0 || v[5] <= 0 {
 		return quota.Reservation{}, fmt.Errorf("sharedquota: redis: reserving %d for %q: malformed answer %v", n, key, v)
+	}
+	serverNow := v[5] * 1000 // the script's TIME, in nanoseconds
+	r.clock.observe(sent, answered, serverNow)
+	// at places an offset from the script's TIME on the caller's clock.
+	at := func(d time.Duration) time.Time {
+		local, _ := r.clock.local(serverNow+int64(d), answered)
+		return now.Add(local.Sub(entry))
 	}
 	start, granted := time.Duration(v[0]), int(v[1])
 	res := quota.Reservation{
-		First:   now.Add(rtt/2 + start),
+		First:   at(start),
 		Spacing: r.spacing,
 		Granted: granted,
 	}
 	if granted < n {
 		res.RetryAt = res.First.Add(time.Duration(granted)*r.spacing - r.horizon)
-		if wait := now.Add(rtt/2 + time.Duration(v[4])); wait.After(res.RetryAt) {
+		if wait := at(time.Duration(v[4])); wait.After(res.RetryAt) {
 			res.RetryAt = wait
 		}
 	}
@@ -139,4 +157,18 @@ func (r *Redis) Release(ctx context.Context, key string, res quota.Reservation, 
 		return 0, fmt.Errorf("sharedquota: redis: giving back %d for %q: malformed answer %d", unused, key, back)
 	}
 	return back, nil
+}
+
+// warmClock reads the server's clock a few times (TIME) for r.clock, so
+// that the first slots are not placed from the first round trip alone,
+// which dials the connection. Errors are left for the reservation to meet.
+func (r *Redis) warmClock(ctx context.Context) {
+	for range clockWarmSamples {
+		sent := time.Now()
+		t, err := r.client.Time(ctx).Result()
+		if err != nil {
+			return
+		}
+		r.clock.observe(sent, time.Now(), t.UnixNano())
+	}
 }

@@ -7,12 +7,14 @@
 -- each cap the caller's tier is held to (quota.Shares), whose TAT is in
 -- KEYS[1+2i] and which applies while KEYS[2+2i] exists (the higher tier
 -- sends).
--- Returns {start, granted, end_us, end_ns, wait}: the first slot's offset
+-- Returns {start, granted, end_us, end_ns, wait, now_us}: the first slot's offset
 -- from the server's now in nanoseconds (where the next free slot is when
 -- granted is 0), the units granted, where the reservation ends (the new
 -- TAT) in whole microseconds since the Unix epoch and nanoseconds past them
 -- (0 and 0 when nothing was granted), and, when a cap applied, the offset
--- from now at which it lets the next unit start (else 0).
+-- from now at which it lets the next unit start (else 0), and the server's
+-- now (TIME) in microseconds since the Unix epoch, for the caller to place
+-- the offsets on its clock.
 --
 -- The TAT is stored as "<microseconds>:<nanoseconds>" so that it stays exact
 -- in Lua's numbers (doubles: exact integers to 2^53, 285 years in
@@ -90,7 +92,7 @@ for _, c in ipairs(caps) do
 end
 
 if granted == 0 then
-  return {start, 0, 0, 0, wait}
+  return {start, 0, 0, 0, wait, now_us}
 end
 local e_us, e_ns = set(KEYS[1], start + granted * spacing)
-return {start, granted, e_us, e_ns, wait}
+return {start, granted, e_us, e_ns, wait, now_us}
