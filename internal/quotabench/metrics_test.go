@@ -193,7 +193,7 @@ func TestSpanOfClients(t *testing.T) {
 	call(150*time.Millisecond, "p2")           // accepted: the last
 	call(10*time.Millisecond, "p1")            // rejected
 	call(200*time.Millisecond, competitorName) // accepted, not a pipeline
-	first, last := span(h, []string{"p1", "p2", "p3"})
+	first, last := span(h.Span, []string{"p1", "p2", "p3"})
 	if want := t0.Add(50 * time.Millisecond); !first.Equal(want) {
 		t.Errorf("first: got %v, want %v", first, want)
 	}

@@ -12,6 +12,10 @@ import (
 const (
 	// MaxWaste is the most of the pipelines' calls the server may reject.
 	MaxWaste = 0.01
+	// MaxFinishSpread is the target of the finish spread (see
+	// Result.FinishSpread) where a scenario sets one: processes with equal
+	// demand on one quota progress together.
+	MaxFinishSpread = 0.10
 	// MinUtilisation is the least of the capacity left to the pipelines
 	// they must use while all of them are calling.
 	MinUtilisation = 0.97
@@ -84,7 +88,9 @@ func runsOf(h Header, results []Result) []aRun {
 			rs = append(rs, aRun{command: c, when: w})
 			i = len(rs) - 1
 		}
-		rs[i].names = append(rs[i].names, r.Scenario.Name)
+		if !slices.Contains(rs[i].names, r.Scenario.Name) { // once for all its runs
+			rs[i].names = append(rs[i].names, r.Scenario.Name)
+		}
 	}
 	slices.SortStableFunc(rs, func(a, b aRun) int { return b.when.Compare(a.when) })
 	return rs
@@ -242,7 +248,7 @@ func WriteReport(w io.Writer, h Header, results []Result) error {
 				sum = fmt.Sprintf("%d / %d / %d / %d = %d", s.Success, s.ClientThrottled, s.ServerThrottled, s.Errors, s.Total)
 			}
 			o := pr.Outputs.ByOutcome
-			p("| %s | %s | %s | %d (%d / %d / %d / %d) | %s |\n", r.Scenario.Name, pr.Name, sum, pr.Outputs.Lines,
+			p("| %s | %s | %s | %d (%d / %d / %d / %d) | %s |\n", r.label(), pr.Name, sum, pr.Outputs.Lines,
 				o["success"], o["client_throttled"], o["server_throttled"], o["errors"], mark(pr.Conserved))
 		}
 	}
@@ -250,7 +256,7 @@ func WriteReport(w io.Writer, h Header, results []Result) error {
 	var problems []string
 	for _, r := range results {
 		if r.Problem != "" {
-			problems = append(problems, fmt.Sprintf("- %s: %s", r.Scenario.Name, oneLine(r.Problem)))
+			problems = append(problems, fmt.Sprintf("- %s: %s", r.label(), oneLine(r.Problem)))
 		}
 	}
 	if len(problems) > 0 {
@@ -272,19 +278,25 @@ func writeStrict(b *strings.Builder, h Header, results []Result) {
 		"(`--quota_rate`, no `--quota_burst`), all processes on one `--quota_key`; `local` gives each process slots "+
 		"from a GCRA of its own at its part of the share; `envoy` counts %d a second in fixed windows (the "+
 		"descriptor bench=strict in testdata/ratelimit/config/beamthrottle.yaml). "+
-		"`go run ./cmd/quotabench -scenarios strict -out DIR` runs them alone, and a list of names such as "+
-		"`-scenarios strict-redis,strict-local-one` some of them.\n\n",
-		set.APIRate, time.Second/time.Duration(set.APIRate), set.StrictElements, envoyStrictRate)
+		"The `nginx-` rows are against Debian's nginx instead (`limit_req` at %d r/s, no burst, `limit_req_status 429`, "+
+		"two workers: a limiter written by others, counting in milliseconds of a clock it caches), with their own "+
+		"element counts, each run five times in a row; waste is counted from nginx's access log. "+
+		"`go run ./cmd/quotabench -scenarios strict -out DIR` runs them alone, `-scenarios nginx` those against nginx, "+
+		"and a list of names such as `-scenarios strict-redis,strict-local-one` some of them.\n\n",
+		set.APIRate, time.Second/time.Duration(set.APIRate), set.StrictElements, envoyStrictRate, set.APIRate)
 	p("- **Calls** and **429**: the pipelines' calls as the server counted them, and those it refused; **waste** is 429 ÷ calls.\n")
 	p("- **Time ratio**: the time from the first call the server saw from the pipelines to the last one it accepted " +
 		"(its own timestamps), ÷ the elements ÷ the quota's rate; without a quota, ÷ the elements ÷ the API's rate. " +
 		"1 is the quota's pace, which below 100 %% is slower than the API's.\n")
+	p("- **Finish spread**: the time between the first and the last process's last accepted call ÷ the run's time: " +
+		"processes with equal demand on one quota should finish together (a quota that serves one process at a time " +
+		"spreads three over about two thirds of the run).\n")
 	p("- Targets: %s.\n\n", strictTargets(results))
 	if h.StrictPlot != "" {
 		p("![accepted and rejected per second, strict limiter](%s)\n\n", h.StrictPlot)
 	}
-	p("| scenario | quota | elements | success | calls | 429 | waste | time ratio | verdicts | conservation |\n")
-	p("|---|---|--:|--:|--:|--:|---|---|---|---|\n")
+	p("| scenario | quota | elements | success | calls | 429 | waste | time ratio | finish spread | verdicts | conservation |\n")
+	p("|---|---|--:|--:|--:|--:|---|---|---|---|---|\n")
 	for _, r := range results {
 		m := r.Measure
 		var success int64
@@ -299,19 +311,44 @@ func writeStrict(b *strings.Builder, h Header, results []Result) {
 		if r.Scenario.MaxTime > 0 {
 			verdicts = "waste " + r.WasteVerdict().String() + ", time " + r.TimeVerdict().String()
 		}
-		p("| %s: %s | %s | %d | %d | %d | %d | %s | %s | %s | %s |\n", r.Scenario.Name, r.Scenario.Title,
+		if r.Scenario.MaxSpread > 0 {
+			verdicts += ", spread " + r.SpreadVerdict().String()
+		}
+		spread := "–" // one process, or a run measured before spreads were
+		if finished := r.finished(); finished > 1 {
+			spread = pct(r.FinishSpread())
+		}
+		name := r.label()
+		p("| %s: %s | %s | %d | %d | %d | %d | %s | %s | %s | %s | %s |\n", name, r.Scenario.Title,
 			strictQuota(r, set.APIRate), r.Elements*len(r.Procs), success, m.Accepted+m.Rejected, m.Rejected,
-			pct(m.Waste), ratio, verdicts, r.ConservationVerdict())
+			pct(m.Waste), ratio, spread, verdicts, r.ConservationVerdict())
 	}
 	p("\n")
+}
+
+// label names r's scenario, and its run when it ran more than once.
+func (r Result) label() string {
+	if r.Run > 0 {
+		return fmt.Sprintf("%s (run %d)", r.Scenario.Name, r.Run)
+	}
+	return r.Scenario.Name
 }
 
 // strictTargets lists the targets of the strict scenarios among results.
 func strictTargets(results []Result) string {
 	var ts []string
+	seen := map[string]bool{}
 	for _, r := range results {
-		if r.Scenario.MaxTime > 0 {
-			ts = append(ts, fmt.Sprintf("%s, waste ≤ %s and time ratio ≤ %g×", r.Scenario.Name, pct(MaxWaste), r.Scenario.MaxTime))
+		if r.Scenario.MaxTime > 0 && !seen[r.Scenario.Name] {
+			seen[r.Scenario.Name] = true
+			t := fmt.Sprintf("%s, waste ≤ %s and time ratio ≤ %g×", r.Scenario.Name, pct(MaxWaste), r.Scenario.MaxTime)
+			if r.Scenario.MaxSpread > 0 {
+				t += fmt.Sprintf(", finish spread ≤ %s", pct(r.Scenario.MaxSpread))
+			}
+			if r.Scenario.Runs > 1 {
+				t += fmt.Sprintf(", in each of %d runs", r.Scenario.Runs)
+			}
+			ts = append(ts, t)
 		}
 	}
 	if len(ts) == 0 {

@@ -57,6 +57,9 @@ type Result struct {
 	// first timed element to the second of its last; zero if it published
 	// none.
 	SteadyFrom, SteadyTo int64 `json:",omitempty"`
+	// Run is which run of its scenario this is, from 1, when the scenario
+	// runs more than once (Scenario.Runs); else 0.
+	Run int `json:",omitempty"`
 	// Problem says what went wrong with the harness or a process, if
 	// anything.
 	Problem string
@@ -76,6 +79,9 @@ type Proc struct {
 	// Conserved: every generated element is in exactly one output.
 	Conserved bool
 	Elapsed   time.Duration
+	// LastAccepted is, in a strict scenario, when the server accepted the
+	// process's last call; zero if none.
+	LastAccepted time.Time `json:",omitzero"`
 }
 
 // Conserved reports whether every process of r accounted for each of its
@@ -158,10 +164,20 @@ func Run(ctx context.Context, set Settings, scenarios []Scenario, log io.Writer)
 		if err := ctx.Err(); err != nil {
 			return results, err
 		}
-		fmt.Fprintf(log, "== %s: %s\n", sc.Name, sc.Title)
-		r := b.run(ctx, sc)
-		fmt.Fprintf(log, "   %s\n", r.line())
-		results = append(results, r)
+		for run := range max(sc.Runs, 1) {
+			if err := ctx.Err(); err != nil {
+				return results, err
+			}
+			if sc.Runs > 1 {
+				run++
+				fmt.Fprintf(log, "== %s (run %d of %d): %s\n", sc.Name, run, sc.Runs, sc.Title)
+			} else {
+				fmt.Fprintf(log, "== %s: %s\n", sc.Name, sc.Title)
+			}
+			r := b.run(ctx, sc, run)
+			fmt.Fprintf(log, "   %s\n", r.line())
+			results = append(results, r)
+		}
 	}
 	return results, nil
 }
@@ -189,8 +205,9 @@ func (r Result) line() string {
 	s := fmt.Sprintf("accepted %d rejected %d waste %.2f%% utilisation %.1f%% over %d s; conserved %v",
 		m.Accepted, m.Rejected, 100*m.Waste, 100*m.Utilisation, m.BusySeconds, r.Conserved())
 	if r.Scenario.Strict {
-		s = fmt.Sprintf("calls %d, 429 %d, waste %.2f%%, time ratio %.3f (%.1f s ÷ %.1f s); conserved %v",
-			m.Accepted+m.Rejected, m.Rejected, 100*m.Waste, r.TimeRatio(), r.Span().Seconds(), r.IdealTime().Seconds(), r.Conserved())
+		s = fmt.Sprintf("calls %d, 429 %d, waste %.2f%%, time ratio %.3f (%.1f s ÷ %.1f s), finish spread %.1f%%; conserved %v",
+			m.Accepted+m.Rejected, m.Rejected, 100*m.Waste, r.TimeRatio(), r.Span().Seconds(), r.IdealTime().Seconds(),
+			100*r.FinishSpread(), r.Conserved())
 	}
 	if r.Scenario.Priority {
 		var parts []string
@@ -206,10 +223,11 @@ func (r Result) line() string {
 	return s
 }
 
-// run runs one scenario against a fresh quota server.
-func (b *bench) run(ctx context.Context, sc Scenario) Result {
+// run runs one scenario against a fresh quota server (or nginx), the
+// run-th time (0 if it runs once).
+func (b *bench) run(ctx context.Context, sc Scenario, run int) Result {
 	set := b.set
-	r := Result{Scenario: sc, Elements: set.elements(sc), Rate: set.rate()}
+	r := Result{Scenario: sc, Elements: set.elements(sc), Rate: set.rate(), Run: run}
 	cfg := testserver.Config{Quota: set.Capacity, Period: time.Second}
 	deadline := set.duration(sc) + set.MaxWait + 3*time.Minute
 	switch {
@@ -232,7 +250,21 @@ func (b *bench) run(ctx context.Context, sc Scenario) Result {
 		return r
 	}
 	defer srv.Close()
-	dir := mkdir(b.dir, sc.Name)
+	runName := sc.Name
+	if run > 0 {
+		runName = fmt.Sprintf("%s-%d", sc.Name, run)
+	}
+	dir := mkdir(b.dir, runName)
+	url := srv.Endpoint()
+	var ngx *services.Nginx
+	if sc.Nginx {
+		if ngx, err = services.TryStartNginx(mkdir(dir, "nginx"), set.APIRate); err != nil {
+			problem("nginx: %v", err)
+			return r
+		}
+		defer ngx.Kill()
+		url = ngx.URL
+	}
 
 	var src *tierSource
 	if sc.Priority {
@@ -265,7 +297,7 @@ func (b *bench) run(ctx context.Context, sc Scenario) Result {
 			return r
 		}
 		defer errf.Close()
-		args := b.args(sc, srv.Endpoint(), name, filepath.Join(dir, name)+"/")
+		args := b.args(sc, url, name, filepath.Join(dir, name)+"/")
 		if sc.Priority {
 			args = append(args, src.flags(name)...)
 		}
@@ -318,9 +350,19 @@ func (b *bench) run(ctx context.Context, sc Scenario) Result {
 		r.ProxyChunks = b.slow.Chunks()
 	}
 
-	r.Measure = measure(srv.Handler.Stats(), clients, float64(cfg.Quota))
+	stats, spans := srv.Handler.Stats(), srv.Handler.Span
+	if ngx != nil {
+		reqs, err := ngx.Log()
+		if err != nil {
+			problem("%v", err)
+		}
+		var byClient map[string]testserver.Span
+		stats, byClient = nginxStats(reqs)
+		spans = func(c string) testserver.Span { return byClient[c] }
+	}
+	r.Measure = measure(stats, clients, float64(cfg.Quota))
 	if sc.Strict {
-		r.First, r.LastAccepted = span(srv.Handler, clients)
+		r.First, r.LastAccepted = span(spans, clients)
 	}
 	if r.FaultFrom != 0 {
 		r.Before, r.During, r.After = phases(r.Measure, r.FaultFrom, r.FaultTo)
@@ -339,6 +381,9 @@ func (b *bench) run(ctx context.Context, sc Scenario) Result {
 	}
 	for i, name := range clients {
 		p := Proc{Name: name, Elapsed: elapsed[i]}
+		if sc.Strict {
+			p.LastAccepted = spans(name).LastAccepted
+		}
 		p.Summary, p.SummaryOK = parseSummary(stdouts[i].String())
 		if p.Outputs, err = countOutputs(filepath.Join(dir, name)); err != nil {
 			problem("%s outputs: %v", name, err)
@@ -353,10 +398,11 @@ func (b *bench) run(ctx context.Context, sc Scenario) Result {
 	return r
 }
 
-// span is when h saw the clients' first call and their last accepted one.
-func span(h *testserver.Handler, clients []string) (first, lastAccepted time.Time) {
+// span is when the server saw the clients' first call and their last
+// accepted one, from each client's span.
+func span(spans func(client string) testserver.Span, clients []string) (first, lastAccepted time.Time) {
 	for _, c := range clients {
-		sp := h.Span(c)
+		sp := spans(c)
 		if !sp.First.IsZero() && (first.IsZero() || sp.First.Before(first)) {
 			first = sp.First
 		}

@@ -62,6 +62,21 @@ type Scenario struct {
 	// MaxTime is the target of a strict scenario's time ratio; 0 means
 	// report only. With a target, waste must be at most MaxWaste too.
 	MaxTime float64
+	// Nginx runs a strict scenario against Debian's nginx instead of the
+	// quota server: limit_req at Settings.APIRate with no burst
+	// (services.Nginx), a strict limiter written by others than the
+	// client it measures. Its log is the count.
+	Nginx bool
+	// Elements is how many elements the processes of a strict scenario
+	// generate in all, split evenly between them; 0 means
+	// Settings.StrictElements.
+	Elements int
+	// Runs is how many times in a row a scenario runs, each run a result
+	// and a row of its own; 0 means once.
+	Runs int
+	// MaxSpread is the target of a strict scenario's finish spread
+	// (Result.FinishSpread); 0 means report only.
+	MaxSpread float64
 
 	// Priority runs the scenario as a measure of priority shares across
 	// processes: against the strict limiter, as Strict does, a process per
@@ -123,6 +138,16 @@ var Scenarios = []Scenario{
 	{Name: "strict-local-one", Title: "one process, in-process slots at 90 %", Backend: "local", Strict: true, Share: 0.9, Processes: 1, MaxTime: 1.08},
 	{Name: "strict-envoy", Title: "Envoy's rate-limit service, 9 a second (fixed windows)", Backend: "envoy", Strict: true},
 
+	// Against Debian's nginx (limit_req, no burst) instead of the quota
+	// server's GCRA, five runs in a row each: a limiter written next to the
+	// client shares its assumptions; nginx does not.
+	{Name: "nginx-redis", Title: "nginx limit_req, Redis slots at 90 %, 3 processes × 300", Backend: "redis", Strict: true, Nginx: true,
+		Share: 0.9, Elements: 900, Runs: 5, MaxTime: 1.10, MaxSpread: MaxFinishSpread},
+	{Name: "nginx-redis-8", Title: "nginx limit_req, Redis slots at 90 %, 8 processes × 100", Backend: "redis", Strict: true, Nginx: true,
+		Share: 0.9, Elements: 800, Processes: 8, Runs: 5, MaxTime: 1.10, MaxSpread: MaxFinishSpread},
+	{Name: "nginx-none", Title: "nginx limit_req, no shared quota, 3 processes × 300", Backend: "none", Strict: true, Nginx: true,
+		Elements: 900},
+
 	// Priority shares across processes: a high and a low process on one
 	// Redis quota of slots at 90 % of the strict limiter's rate, each
 	// offering the whole quota. With a share s the low process is held to
@@ -143,17 +168,20 @@ func (s Scenario) tiers() []string {
 	return s.Tiers
 }
 
-// StrictGroup and PriorityGroup name every strict scenario and every
-// priority scenario at once in Select.
+// StrictGroup, NginxGroup and PriorityGroup name every strict scenario,
+// every scenario against nginx and every priority scenario at once in
+// Select.
 const (
 	StrictGroup   = "strict"
+	NginxGroup    = "nginx"
 	PriorityGroup = "priority"
 )
 
 // Select returns the scenarios named in the comma-separated list names, in
 // the order of Scenarios; "" selects them all, StrictGroup ("strict")
-// every strict scenario and PriorityGroup ("priority") every priority
-// scenario.
+// every strict scenario against the quota server, NginxGroup ("nginx")
+// every scenario against nginx and PriorityGroup ("priority")
+// every priority scenario.
 func Select(names string) ([]Scenario, error) {
 	if strings.TrimSpace(names) == "" {
 		return Scenarios, nil
@@ -164,12 +192,13 @@ func Select(names string) ([]Scenario, error) {
 			want[n] = true
 		}
 	}
-	strict, priority := want[StrictGroup], want[PriorityGroup]
+	strict, nginx, priority := want[StrictGroup], want[NginxGroup], want[PriorityGroup]
 	delete(want, StrictGroup)
+	delete(want, NginxGroup)
 	delete(want, PriorityGroup)
 	var out []Scenario
 	for _, s := range Scenarios {
-		if want[s.Name] || strict && s.Strict || priority && s.Priority {
+		if want[s.Name] || strict && s.Strict && !s.Nginx || nginx && s.Nginx || priority && s.Priority {
 			out = append(out, s)
 			delete(want, s.Name)
 		}
@@ -270,11 +299,14 @@ func (s Settings) rate() float64 { return s.Offer * float64(s.Capacity) }
 // elements is how many elements one process generates in sc: rate ×
 // duration, rounded up to a whole number of the generator's 100 ms ticks
 // so that it emits exactly that many; in a strict scenario, its share of
-// StrictElements; in a priority scenario, what the source offers it and
+// StrictElements (or of its own Elements); in a priority scenario, what the source offers it and
 // the warm-up before.
 func (s Settings) elements(sc Scenario) int {
 	if sc.Priority {
 		return s.offered(sc) + 1 // and the warm-up
+	}
+	if sc.Strict && sc.Elements > 0 {
+		return sc.Elements / s.procs(sc)
 	}
 	if sc.Strict {
 		return s.StrictElements / s.procs(sc)

@@ -26,6 +26,8 @@ func TestSelectStrict(t *testing.T) {
 		{"strict", strict},
 		{"strict-local-one, strict-redis", []string{"strict-redis", "strict-local-one"}},
 		{"redis,strict,strict-none", append([]string{"redis"}, strict...)},
+		{"nginx", []string{"nginx-redis", "nginx-redis-8", "nginx-none"}},
+		{"strict-none,nginx-redis", []string{"strict-none", "nginx-redis"}},
 		{"priority", []string{"priority-high-alone", "priority-shares", "priority-shares-95", "priority-no-share"}},
 		{"priority-no-share,priority-shares", []string{"priority-shares", "priority-no-share"}},
 		{"priority,strict-redis", []string{"strict-redis", "priority-high-alone", "priority-shares", "priority-shares-95", "priority-no-share"}},

@@ -1,7 +1,8 @@
 // Package services starts the real servers that the shared-quota tests talk
 // to, each as a child process on free loopback ports, and stops them when the
 // test ends: Debian's redis-server ([StartRedis]) and Envoy's rate-limit
-// service built from its Go module ([StartRateLimit]); and, in process, a
+// service built from its Go module ([StartRateLimit]); Debian's nginx as a
+// strict limiter of an API ([StartNginx]); and, in process, a
 // server that accepts connections and never answers ([StartSilent]). There are no fakes: a
 // test that needs a server that is missing fails, naming the install step
 // (scripts/install-test-deps, which make test runs first); it never skips.
@@ -23,6 +24,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -145,6 +147,22 @@ func (p *process) stop() {
 	p.cmd.Process.Kill()
 	<-p.done
 	p.cmd, p.done = nil, nil
+}
+
+// terminate sends the process SIGTERM, if it runs, and kills it if it has
+// not exited within grace; it returns once it has exited.
+func (p *process) terminate(grace time.Duration) {
+	p.mu.Lock()
+	if p.cmd != nil {
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+			p.cmd, p.done = nil, nil
+		case <-time.After(grace):
+		}
+	}
+	p.mu.Unlock()
+	p.stop()
 }
 
 // waitReady polls ready until it succeeds, the process exits or

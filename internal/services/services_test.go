@@ -119,3 +119,77 @@ func TestTryStart(t *testing.T) {
 		t.Fatalf("ready after TryRestart: %v", err)
 	}
 }
+
+// TestNginxLimits: nginx admits one request a second at rate 1 with no
+// burst, refuses the others with 429, and logs each with the client's
+// name.
+func TestNginxLimits(t *testing.T) {
+	n := StartNginx(t, 1)
+	var got []int
+	for range 3 {
+		req, err := http.NewRequest(http.MethodPost, n.URL, strings.NewReader(`{"id":1}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-Quota-Client", "w1")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		got = append(got, resp.StatusCode)
+	}
+	// The three came within a second, unless the machine stalled for one:
+	// the first is admitted, and at most one more.
+	if got[0] != http.StatusOK || got[1] == http.StatusOK && got[2] == http.StatusOK {
+		t.Errorf("statuses %v, want 200 then 429s", got)
+	}
+	var log []NginxRequest
+	deadline := time.Now().Add(10 * time.Second)
+	for len(log) < 3 && time.Now().Before(deadline) { // nginx writes its log line after the answer
+		var err error
+		if log, err = n.Log(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(log) != 3 {
+		t.Fatalf("logged %d requests, want 3", len(log))
+	}
+	// Two workers write the log: a line may come before the line of the
+	// request before it. The statuses logged are those answered.
+	logged := map[int]int{}
+	for i, r := range log {
+		if r.Client != "w1" || r.At.IsZero() {
+			t.Errorf("log[%d] = %+v, want client w1 and a time", i, r)
+		}
+		logged[r.Status]++
+	}
+	for _, s := range got {
+		logged[s]--
+	}
+	for s, n := range logged {
+		if n != 0 {
+			t.Errorf("status %d logged %+d times more than answered", s, n)
+		}
+	}
+}
+
+func TestParseNginxLine(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		want NginxRequest
+		ok   bool
+	}{
+		{`1795817939.171 429 "w1"`, NginxRequest{At: time.UnixMilli(1795817939171), Client: "w1", Status: 429}, true},
+		{`1795817939.005 200 "-"`, NginxRequest{At: time.UnixMilli(1795817939005), Status: 200}, true},
+		{`1795817939.17 200 "w"`, NginxRequest{}, false},
+		{`1795817939.171 x "w"`, NginxRequest{}, false},
+		{`garbage`, NginxRequest{}, false},
+	} {
+		got, err := parseNginxLine(tc.line)
+		if (err == nil) != tc.ok || tc.ok && (!got.At.Equal(tc.want.At) || got.Client != tc.want.Client || got.Status != tc.want.Status) {
+			t.Errorf("parseNginxLine(%q) = %+v, %v; want %+v, ok %v", tc.line, got, err, tc.want, tc.ok)
+		}
+	}
+}
