@@ -16,7 +16,9 @@ import (
 const cacheEntries = 100_000
 
 // cacheTimeout bounds each read and write of a Redis response cache: past
-// it the cache is skipped (fails open).
+// it the cache is skipped (fails open), and left alone for a back-off (see
+// cache.Breaker), so that a hung server holds a firing at most this long
+// once per back-off, not once per element.
 const cacheTimeout = 100 * time.Millisecond
 
 // workerCaches are the worker's response caches, one per Redis address
@@ -51,7 +53,7 @@ func acquireCache(addr string) (cache.Store, error) {
 		if addr == "" {
 			return cache.NewLRU(cacheEntries, nil), nil
 		}
-		return cache.NewRedis(addr, cacheTimeout), nil
+		return cache.NewBreaker(cache.NewRedis(addr, cacheTimeout), nil), nil
 	})
 }
 
