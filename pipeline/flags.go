@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/beamthrottle/beamthrottle/clientcall"
 	"github.com/beamthrottle/beamthrottle/internal/defaults"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle"
 )
@@ -188,6 +190,9 @@ func (o Options) Validate() error {
 			bad("url", "want an http:// or https:// URL with a host")
 		}
 	}
+	if o.Caller == "" || o.Caller == "http" {
+		errs = append(errs, o.CallerOptions.checkHTTP()...)
+	}
 	if o.Caller != "" {
 		if _, ok := lookupCaller(o.Caller); !ok {
 			bad("caller", "no caller registered as %q (registered: %v)", o.Caller, Callers())
@@ -212,6 +217,41 @@ func (o Options) Validate() error {
 		bad("output_prefix", "required: errors (and payloads Pub/Sub refuses) are written under it")
 	}
 	return errors.Join(errs...)
+}
+
+// checkHTTP checks, flag by flag, what the http caller's Setup would refuse
+// on every worker (a method or a header name that is not an HTTP token, a
+// header value with control characters), by setting up a caller with that
+// flag's value alone: clientcall holds the rule, this names the flag. It
+// makes no request and reads no environment variable (Check does).
+func (o CallerOptions) checkHTTP() []error {
+	const url = "http://localhost/" // --url is checked on its own
+	var errs []error
+	try := func(flag string, h *clientcall.HTTP) {
+		h.URL = url
+		ctx := context.Background()
+		if err := h.Setup(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("--%s: %v", flag, err))
+		}
+		h.Teardown(ctx)
+	}
+	if o.Method != "" {
+		try("method", &clientcall.HTTP{Method: o.Method})
+	}
+	if o.ContentType != "" {
+		try("content_type", &clientcall.HTTP{Headers: map[string]string{"Content-Type": o.ContentType}})
+	}
+	if len(o.Headers) > 0 {
+		try("header", &clientcall.HTTP{Headers: o.Headers})
+	}
+	if len(o.HeaderEnv) > 0 {
+		names := map[string]string{}
+		for name := range o.HeaderEnv {
+			names[name] = "value"
+		}
+		try("header_env", &clientcall.HTTP{Headers: names})
+	}
+	return errs
 }
 
 // defaultCacheTTL is --cache_ttl's default.
