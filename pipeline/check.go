@@ -16,6 +16,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 	"github.com/google/uuid"
+
+	"github.com/beamthrottle/beamthrottle/transforms/throttle"
 )
 
 // Runner is a Beam runner this binary can run the pipeline on, as Beam's
@@ -198,6 +200,9 @@ func (o Options) check(ctx context.Context, env startEnv, warn io.Writer) error 
 		}
 	}
 	o.checkIdleTimeout(ctx, warn)
+	if err := o.checkQuota(ctx, warn); err != nil {
+		errs = append(errs, err)
+	}
 	names := make([]string, 0, len(o.CallerOptions.HeaderEnv))
 	for name := range o.CallerOptions.HeaderEnv {
 		names = append(names, name)
@@ -322,4 +327,24 @@ func writeProbe(ctx context.Context, fs filesystem.Interface, prefix string) err
 		}
 	}
 	return err
+}
+
+// checkQuota checks, for a quota in Redis, that the jobs already on
+// --quota_key keep the same --quota_rate and --quota_burst
+// (throttle.QuotaConfig.Check): a job that would mix its rate with theirs is
+// refused. A service that cannot be asked is a warning: the quota then
+// fails open or closed as --quota_fail says.
+func (o Options) checkQuota(ctx context.Context, warn io.Writer) error {
+	q, err := o.quota()
+	if err != nil {
+		return nil // Validate reported it
+	}
+	err = q.Check(ctx)
+	if _, ok := errors.AsType[*throttle.OptionError](err); ok {
+		return flagErrors(err)
+	}
+	if err != nil {
+		fmt.Fprintf(warn, "warning: --quota_address: could not check the rate of --quota_key %q at start: %v\n", q.Key, err)
+	}
+	return nil
 }
