@@ -152,6 +152,9 @@ const listTimeout = 60 * time.Second
 //     under it (its directory too, if missing) and removed, as the file
 //     sinks will;
 //   - every --header_env variable is set and not empty;
+//   - with --quota_backend=redis, the jobs already on --quota_key keep the
+//     same --quota_rate and --quota_burst (throttle.QuotaConfig.Check); a
+//     quota service that cannot be asked is a warning;
 //   - --idle_timeout is at least the lease of the messages pulled from
 //     --subscription (its ack deadline, read from Pub/Sub, and the
 //     reader's own): if not, a warning says that a restart may stop while
@@ -159,7 +162,7 @@ const listTimeout = 60 * time.Second
 //
 // Validate checks the values and does no I/O; Check lists files (on Cloud
 // Storage too), writes and removes a file under --output_prefix, asks
-// Pub/Sub and reads the environment, so call it after Validate, just before Run. Where the
+// Pub/Sub and the quota's Redis and reads the environment, so call it after Validate, just before Run. Where the
 // runner's workers run elsewhere (Dataflow; a job server with docker or
 // process workers) the workers' environment and filesystem decide: Check
 // then writes a warning to warn (nil: none) instead of refusing a
