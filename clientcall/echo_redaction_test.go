@@ -108,3 +108,34 @@ func TestHTTPRedactsEchoes(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPRedactsASCIIEscapedEchoes: a header secret beyond ASCII, echoed by
+// a server that writes JSON in ASCII only, as Python's json.dumps does by
+// default: after reading the header's bytes as Latin-1 (as Python's
+// http.server does), one \u00XX per byte; after reading them as UTF-8, one
+// \uXXXX per character, in lower- or upper-case hex. No form reaches the
+// response.
+func TestHTTPRedactsASCIIEscapedEchoes(t *testing.T) {
+	const secret = "HDRSECRET_é_CCCC"
+	forms := []string{`HDRSECRET_\u00c3\u00a9_CCCC`, `HDRSECRET_\u00C3\u00A9_CCCC`, `HDRSECRET_\u00e9_CCCC`, `HDRSECRET_\u00E9_CCCC`}
+	srv := newCountingServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if got := r.Header.Get("X-Secret"); got != secret {
+			t.Errorf("server got header %q, want %q", got, secret)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"latin1":"%s","LATIN1":"%s","utf8":"%s","UTF8":"%s"}`, forms[0], forms[1], forms[2], forms[3])
+	}))
+	h := &clientcall.HTTP{URL: srv.URL, Headers: map[string]string{"X-Secret": secret}}
+	resp, err := h.Call(t.Context(), []byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range append(forms, secret) {
+		if strings.Contains(string(resp), f) {
+			t.Errorf("response %s holds the secret as %s", resp, f)
+		}
+	}
+	if n := strings.Count(string(resp), "<redacted>"); n != len(forms) {
+		t.Errorf("response %s: %d redactions, want %d", resp, n, len(forms))
+	}
+}

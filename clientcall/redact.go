@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // publicHeaders are the headers whose values describe the request rather
@@ -69,8 +72,9 @@ type redactor struct {
 
 // newRedactor returns a redactor of secrets, each in the forms an answer
 // may quote it in: as it is, escaped in a JSON string (minimally, as Go
-// escapes it, with "\/"), and escaped in a URL query and path. Values
-// shorter than minRedactLen are left out: they would match by chance.
+// escapes it, with "\/", and as encoders that write ASCII only escape it:
+// see asciiEscapes), and escaped in a URL query and path. Values shorter
+// than minRedactLen are left out: they would match by chance.
 func newRedactor(secrets []string) redactor {
 	seen := map[string]bool{}
 	var r redactor
@@ -91,6 +95,10 @@ func newRedactor(secrets []string) redactor {
 		if b, err := json.Marshal(s); err == nil {
 			add(string(b[1 : len(b)-1]))
 		}
+		for _, f := range asciiEscapes(minimal) {
+			add(f)
+			add(strings.ReplaceAll(f, "/", `\/`))
+		}
 		add(url.QueryEscape(s))
 		add(url.PathEscape(s))
 	}
@@ -105,6 +113,50 @@ func newRedactor(secrets []string) redactor {
 	}
 	r.replacer = strings.NewReplacer(pairs...)
 	return r
+}
+
+// asciiEscapes returns the forms of s, a JSON string's content, that JSON
+// encoders writing ASCII only give it (Python's json.dumps by default,
+// Jackson's ESCAPE_NON_ASCII, PHP's json_encode): every character beyond
+// ASCII as \uXXXX, in lower- and upper-case hex. Each is made from two
+// readings of s's bytes: UTF-8 (a character beyond U+FFFF as its UTF-16
+// surrogate pair), and Latin-1, one \u00XX per byte, which an echo that
+// decoded the request as Latin-1 writes. s without such characters has none.
+func asciiEscapes(s string) []string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return nil
+	}
+	var forms []string
+	for _, hex := range []string{"\\u%04x", "\\u%04X"} {
+		var bUTF8, bLatin1 strings.Builder
+		for _, r := range s {
+			switch {
+			case r < utf8.RuneSelf:
+				bUTF8.WriteRune(r)
+			case r > 0xFFFF:
+				hi, lo := utf16.EncodeRune(r)
+				fmt.Fprintf(&bUTF8, hex+hex, hi, lo)
+			default:
+				fmt.Fprintf(&bUTF8, hex, r)
+			}
+		}
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c < utf8.RuneSelf {
+				bLatin1.WriteByte(c)
+			} else {
+				fmt.Fprintf(&bLatin1, hex, c)
+			}
+		}
+		forms = append(forms, bUTF8.String(), bLatin1.String())
+	}
+	return forms
 }
 
 // string returns s with every secret replaced.

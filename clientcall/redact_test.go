@@ -63,6 +63,12 @@ func TestRedactor(t *testing.T) {
 		{"slashes escaped in JSON", []string{"ab/cd"}, `{"h":"ab\/cd"}`, `{"h":"<redacted>"}`},
 		{"escaped in a URL", []string{"a b/c&d"}, "?t=a+b%2Fc%26d /a%20b%2Fc&d", "?t=<redacted> /<redacted>"},
 		{"not there", []string{"tok-123"}, "tok-12 ok-123", "tok-12 ok-123"},
+		{"non-ASCII escaped as UTF-8", []string{"SECRET_é_CCCC"}, `{"h":"SECRET_\u00e9_CCCC","H":"SECRET_\u00E9_CCCC"}`,
+			`{"h":"<redacted>","H":"<redacted>"}`},
+		{"non-ASCII escaped as Latin-1", []string{"SECRET_é_CCCC"}, `{"h":"SECRET_\u00c3\u00a9_CCCC","H":"SECRET_\u00C3\u00A9_CCCC"}`,
+			`{"h":"<redacted>","H":"<redacted>"}`},
+		{"beyond U+FFFF escaped as a surrogate pair", []string{"SECRET_😀/x"}, `{"h":"SECRET_\ud83d\ude00\/x"}`, `{"h":"<redacted>"}`},
+		{"non-ASCII with JSON escapes", []string{`SECRET_"é"`}, `{"h":"SECRET_\"\u00e9\""}`, `{"h":"<redacted>"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRedactor(tc.secrets)

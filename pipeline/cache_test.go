@@ -107,3 +107,35 @@ func TestCacheRun(t *testing.T) {
 		})
 	}
 }
+
+// TestCacheServiceHangs: --cache_address names a server that accepts
+// connections and never answers (a frozen Redis). Every element succeeds,
+// and the cache is asked a few times: once, then once per back-off of its
+// breaker (1, 2, 4, 8 s...), not once or twice per element. Each round trip
+// holds one firing for at most its 100 ms bound, so a few of them cost the
+// run a fraction of a second: the job keeps its pace without the cache
+// (one round trip per element, as before, cost 200 ms each, a few elements
+// a second). The Redis client opens a connection per round trip to a
+// server that does not answer, so the server's count of connections
+// counts them.
+func TestCacheServiceHangs(t *testing.T) {
+	const n = 100
+	srv, err := testserver.NewServer(testserver.Config{Quota: 100000, Period: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	hung := services.StartSilent(t)
+	o := baseOptions(t)
+	o.Generate = n
+	o.CallerOptions.URL = srv.Endpoint()
+	o.Cache, o.CacheAddr, o.CacheTTL = "redis", hung.Addr, time.Hour
+	sum := run(t, o)
+	if sum.Success != n || sum.Total() != n {
+		t.Errorf("summary %+v, want all %d elements successes", sum, n)
+	}
+	if got := hung.Accepted(); got < 1 || got > n/10 {
+		t.Errorf("the hung cache was asked %d times, want a few (1 to %d), one per back-off", got, n/10)
+	}
+	t.Logf("summary %+v; the hung cache was asked %d times", sum, hung.Accepted())
+}

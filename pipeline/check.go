@@ -16,6 +16,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 	"github.com/google/uuid"
+
+	"github.com/beamthrottle/beamthrottle/transforms/throttle"
 )
 
 // Runner is a Beam runner this binary can run the pipeline on, as Beam's
@@ -150,6 +152,9 @@ const listTimeout = 60 * time.Second
 //     under it (its directory too, if missing) and removed, as the file
 //     sinks will;
 //   - every --header_env variable is set and not empty;
+//   - with --quota_backend=redis, the jobs already on --quota_key keep the
+//     same --quota_rate and --quota_burst (throttle.QuotaConfig.Check); a
+//     quota service that cannot be asked is a warning;
 //   - --idle_timeout is at least the lease of the messages pulled from
 //     --subscription (its ack deadline, read from Pub/Sub, and the
 //     reader's own): if not, a warning says that a restart may stop while
@@ -157,7 +162,7 @@ const listTimeout = 60 * time.Second
 //
 // Validate checks the values and does no I/O; Check lists files (on Cloud
 // Storage too), writes and removes a file under --output_prefix, asks
-// Pub/Sub and reads the environment, so call it after Validate, just before Run. Where the
+// Pub/Sub and the quota's Redis and reads the environment, so call it after Validate, just before Run. Where the
 // runner's workers run elsewhere (Dataflow; a job server with docker or
 // process workers) the workers' environment and filesystem decide: Check
 // then writes a warning to warn (nil: none) instead of refusing a
@@ -198,6 +203,9 @@ func (o Options) check(ctx context.Context, env startEnv, warn io.Writer) error 
 		}
 	}
 	o.checkIdleTimeout(ctx, warn)
+	if err := o.checkQuota(ctx, warn); err != nil {
+		errs = append(errs, err)
+	}
 	names := make([]string, 0, len(o.CallerOptions.HeaderEnv))
 	for name := range o.CallerOptions.HeaderEnv {
 		names = append(names, name)
@@ -322,4 +330,24 @@ func writeProbe(ctx context.Context, fs filesystem.Interface, prefix string) err
 		}
 	}
 	return err
+}
+
+// checkQuota checks, for a quota in Redis, that the jobs already on
+// --quota_key keep the same --quota_rate and --quota_burst
+// (throttle.QuotaConfig.Check): a job that would mix its rate with theirs is
+// refused. A service that cannot be asked is a warning: the quota then
+// fails open or closed as --quota_fail says.
+func (o Options) checkQuota(ctx context.Context, warn io.Writer) error {
+	q, err := o.quota()
+	if err != nil {
+		return nil // Validate reported it
+	}
+	err = q.Check(ctx)
+	if _, ok := errors.AsType[*throttle.OptionError](err); ok {
+		return flagErrors(err)
+	}
+	if err != nil {
+		fmt.Fprintf(warn, "warning: --quota_address: could not check the rate of --quota_key %q at start: %v\n", q.Key, err)
+	}
+	return nil
 }

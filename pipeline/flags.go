@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/beamthrottle/beamthrottle/clientcall"
 	"github.com/beamthrottle/beamthrottle/internal/defaults"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle"
 )
@@ -25,7 +27,7 @@ const (
 // Header values given with --header are never logged or written to outputs.
 func RegisterFlags(fs *flag.FlagSet) *Options {
 	o := &Options{CallerOptions: CallerOptions{Headers: map[string]string{}, HeaderEnv: map[string]string{}}}
-	fs.StringVar(&o.Name, "name", DefaultName, "Pipeline name, written to dead-letter attributes.")
+	fs.StringVar(&o.Name, "name", DefaultName, "Pipeline name, written to dead-letter attributes, and the default --quota_key: JOBS WITH THE SAME --name (beamthrottle unless set) SHARE ONE QUOTA on the same quota service.")
 
 	fs.StringVar(&o.Input, "input", "", "Source: glob of text/JSONL files, one payload per non-empty line (bounded).")
 	fs.StringVar(&o.InputFormat, "input_format", "text", "Payload check: text (payloads sent as they are) or jsonl (a payload that is not valid JSON goes to errors without a call).")
@@ -80,7 +82,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.StringVar(&o.Cost, "cost", "1", "What an element costs against the pacer and --quota_rate: 1 (each element one unit), bytes (its payload's size), call (one unit per call, for quotas counted in requests when calls are batched) or json:FIELD (the integer in the payload's top-level JSON field, e.g. json:tokens).")
 	fs.StringVar(&o.QuotaBackend, "quota_backend", "none", "Quota for every group, worker and job: none, local (a known rate, --quota_rate, for this worker alone: calls sent on evenly spaced slots), redis (a GCRA in Redis or Memorystore at --quota_rate, shared: every worker sends on slots of one evenly spaced stream) or envoy (Envoy's rate-limit service, limits in its configuration for --quota_domain).")
 	fs.StringVar(&o.QuotaAddr, "quota_address", "", "host:port of the quota's Redis or rate-limit service.")
-	fs.StringVar(&o.QuotaKey, "quota_key", "", "Name of the shared quota: every pipeline with the same key shares it (default: --name). For envoy, the value of the descriptor's last entry, key.")
+	fs.StringVar(&o.QuotaKey, "quota_key", "", "Name of the shared quota: EVERY JOB WITH THE SAME KEY ON THE SAME SERVICE SHARES ONE QUOTA, on purpose or not (default: --name, itself beamthrottle unless set: give unrelated jobs their own). With redis, the key records its --quota_rate and --quota_burst, and a job with others on the same key is refused at start. For envoy, the value of the descriptor's last entry, key.")
 	fs.StringVar(&o.QuotaRate, "quota_rate", "", "local, redis: the quota, as permits per period: 600/m, 10/s, 36000/h or 5/2s.")
 	fs.IntVar(&o.QuotaBurst, "quota_burst", 0, "redis: 0 or 1 for time slots with no burst; above 1, a token bucket of that many permits, granted as counts (for APIs that allow bursts).")
 	fs.Float64Var(&o.QuotaHighShare, "quota_high_share", 0, "local, redis (time slots): a share of --quota_rate kept for high-priority elements (--priority): while they are being sent, the normal and low tiers of every job on --quota_key take at most the rest; in [0, 1).")
@@ -188,6 +190,9 @@ func (o Options) Validate() error {
 			bad("url", "want an http:// or https:// URL with a host")
 		}
 	}
+	if o.Caller == "" || o.Caller == "http" {
+		errs = append(errs, o.CallerOptions.checkHTTP()...)
+	}
 	if o.Caller != "" {
 		if _, ok := lookupCaller(o.Caller); !ok {
 			bad("caller", "no caller registered as %q (registered: %v)", o.Caller, Callers())
@@ -212,6 +217,41 @@ func (o Options) Validate() error {
 		bad("output_prefix", "required: errors (and payloads Pub/Sub refuses) are written under it")
 	}
 	return errors.Join(errs...)
+}
+
+// checkHTTP checks, flag by flag, what the http caller's Setup would refuse
+// on every worker (a method or a header name that is not an HTTP token, a
+// header value with control characters), by setting up a caller with that
+// flag's value alone: clientcall holds the rule, this names the flag. It
+// makes no request and reads no environment variable (Check does).
+func (o CallerOptions) checkHTTP() []error {
+	const url = "http://localhost/" // --url is checked on its own
+	var errs []error
+	try := func(flag string, h *clientcall.HTTP) {
+		h.URL = url
+		ctx := context.Background()
+		if err := h.Setup(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("--%s: %v", flag, err))
+		}
+		h.Teardown(ctx)
+	}
+	if o.Method != "" {
+		try("method", &clientcall.HTTP{Method: o.Method})
+	}
+	if o.ContentType != "" {
+		try("content_type", &clientcall.HTTP{Headers: map[string]string{"Content-Type": o.ContentType}})
+	}
+	if len(o.Headers) > 0 {
+		try("header", &clientcall.HTTP{Headers: o.Headers})
+	}
+	if len(o.HeaderEnv) > 0 {
+		names := map[string]string{}
+		for name := range o.HeaderEnv {
+			names[name] = "value"
+		}
+		try("header_env", &clientcall.HTTP{Headers: names})
+	}
+	return errs
 }
 
 // defaultCacheTTL is --cache_ttl's default.

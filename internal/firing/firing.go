@@ -92,7 +92,9 @@ func (f *Firing) Taken() { f.taking = false }
 
 // Add adds an element taken from the queue at now, and returns its index.
 // An element that ran out of waiting is routed at once (see Expired) and
-// reported not live: a driver takes another in its place.
+// reported not live: a driver takes another in its place. A driver may add
+// elements while the firing runs (between steps); one added once the
+// firing has stopped deciding (a postponement) goes to Rest.
 func (f *Firing) Add(now time.Time, e Elem) (i int, live bool) {
 	e.Cost = max(e.Cost, 1)
 	i = len(f.elems)
@@ -101,11 +103,19 @@ func (f *Firing) Add(now time.Time, e Elem) (i int, live bool) {
 		f.expire(i, time.Time{})
 		return i, false
 	}
+	if f.stopped {
+		f.live++
+		f.hold(i, f.retryAt)
+		return i, true
+	}
 	f.work = append(f.work, i)
 	f.left += e.Cost
 	f.live++
 	return i, true
 }
+
+// Live returns how many live elements were added.
+func (f *Firing) Live() int { return f.live }
 
 // Elem returns the element i, with its bookkeeping (attempts, first
 // attempt, not-before) as the firing left it.
@@ -225,15 +235,22 @@ func (f *Firing) send(now time.Time, j, cost int, p float64) Step {
 // until then; the rest stays queued.
 func (f *Firing) postpone(now, retryAt time.Time) {
 	for _, k := range f.work[f.cursor:] {
-		if due, _ := f.due(k); !due.IsZero() && retryAt.After(due) {
-			f.expire(k, retryAt)
-			continue
-		}
-		f.rest = append(f.rest, k)
+		f.hold(k, retryAt)
 	}
 	f.advance(len(f.work))
 	f.retryAt, f.postponedAt = retryAt, now
 	f.stopped = true
+}
+
+// hold keeps element k for a later firing, once the firing's decisions
+// stopped on a postponement to retryAt: to Rest, or routed now if it cannot
+// be sent before its bound runs out.
+func (f *Firing) hold(k int, retryAt time.Time) {
+	if due, _ := f.due(k); !due.IsZero() && retryAt.After(due) {
+		f.expire(k, retryAt)
+		return
+	}
+	f.rest = append(f.rest, k)
 }
 
 // attempt counts an attempt at element k.

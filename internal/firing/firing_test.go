@@ -172,3 +172,52 @@ func TestFiringAttempts(t *testing.T) {
 		t.Errorf("attempts %d, throttled %v; want 1, true", f.Attempts(), f.Throttled())
 	}
 }
+
+// TestFiringAddWhileRunning: an element added between steps is decided in
+// the same firing, and one added once a postponement stopped the decisions
+// goes to Rest, not lost; Live counts both.
+func TestFiringAddWhileRunning(t *testing.T) {
+	cfg := firing.Config{BatchInterval: time.Second, Wait: time.Second}
+	t.Run("running", func(t *testing.T) {
+		f := firing.New(cfg, firing.Env{Policy: &script{}}, t0, t0)
+		f.Add(t0, firing.Elem{Since: t0})
+		var log []string
+		added := false
+		for s := f.Next(t0); s.Action != firing.Done; s = f.Next(t0) {
+			switch s.Action {
+			case firing.Call:
+				log = append(log, "call "+fmtInts(s.Elems))
+				f.Answered(t0, s.Call, []firing.Result{{Class: firing.Accepted}})
+			case firing.Route:
+				log = append(log, "route "+fmtInts([]int{s.Elem}))
+				if !added {
+					added = true
+					if i, live := f.Add(t0, firing.Elem{Since: t0}); i != 1 || !live {
+						t.Fatalf("Add = %d, %v; want 1, live", i, live)
+					}
+				}
+			}
+		}
+		if want := []string{"call 0", "route 0", "call 1", "route 1"}; !cmp.Equal(log, want) {
+			t.Errorf("steps %v, want %v", log, want)
+		}
+		if f.Live() != 2 || len(f.Rest()) != 0 {
+			t.Errorf("live %d, rest %v; want 2 and none", f.Live(), f.Rest())
+		}
+	})
+	t.Run("stopped", func(t *testing.T) {
+		later := adaptive.Decision{Verdict: adaptive.Postpone, RetryAt: t0.Add(time.Hour)}
+		f := firing.New(cfg, firing.Env{Policy: &script{ds: []adaptive.Decision{later}}}, t0, t0)
+		f.Add(t0, firing.Elem{Since: t0})
+		if got := drive(f, t0, accept); len(got) != 0 {
+			t.Fatalf("steps %v, want none: the policy postponed past the firing", got)
+		}
+		f.Add(t0, firing.Elem{Since: t0})
+		if s := f.Next(t0); s.Action != firing.Done {
+			t.Errorf("after an Add to a stopped firing: %+v, want Done", s)
+		}
+		if want := []int{0, 1}; !cmp.Equal(f.Rest(), want) || f.Live() != 2 {
+			t.Errorf("rest %v, live %d; want %v and 2", f.Rest(), f.Live(), want)
+		}
+	})
+}

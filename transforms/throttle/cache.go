@@ -16,7 +16,9 @@ import (
 const cacheEntries = 100_000
 
 // cacheTimeout bounds each read and write of a Redis response cache: past
-// it the cache is skipped (fails open).
+// it the cache is skipped (fails open), and left alone for a back-off (see
+// cache.Breaker), so that a hung server holds a firing at most this long
+// once per back-off, not once per element.
 const cacheTimeout = 100 * time.Millisecond
 
 // workerCaches are the worker's response caches, one per Redis address
@@ -51,7 +53,7 @@ func acquireCache(addr string) (cache.Store, error) {
 		if addr == "" {
 			return cache.NewLRU(cacheEntries, nil), nil
 		}
-		return cache.NewRedis(addr, cacheTimeout), nil
+		return cache.NewBreaker(cache.NewRedis(addr, cacheTimeout), nil), nil
 	})
 }
 
@@ -94,20 +96,22 @@ func (fr *driver) cached(it *item) bool {
 	return true
 }
 
-// remember stores the response of a successful call for it.
-func (fr *driver) remember(it *item, resp []byte) {
+// remember stores the response of a successful call for it, and reports
+// whether the cache now holds it.
+func (fr *driver) remember(it *item, resp []byte) bool {
 	if fr.fn.cache == nil || it.CacheKey == "" {
-		return
+		return false
 	}
 	if err := fr.fn.cache.Set(fr.ctx, it.CacheKey, resp, fr.fn.CacheTTL); err != nil {
 		fr.cacheFault(fr.ctx, "write", err)
+		return false
 	}
+	return true
 }
 
 // fromCache sorts the items a firing took: those the cache answers go to
 // Success, those whose key another item of this firing already holds wait
-// for the next firing (by then its call has answered them through the
-// cache, or failed), and it returns the rest, to be decided on.
+// for its answer (see release), and it returns the rest, to be decided on.
 func (fr *driver) fromCache(got []item) []item {
 	if fr.fn.cache == nil {
 		return got
@@ -129,4 +133,59 @@ func (fr *driver) fromCache(got []item) []item {
 		}
 	}
 	return live
+}
+
+// settled is a cache key whose element the firing routed: with the
+// response the cache now holds, if stored.
+type settled struct {
+	key    string
+	resp   []byte
+	stored bool
+}
+
+// decided notes that it was routed for good (not requeued): resp is its
+// response, stored whether the cache holds it. The elements waiting for its
+// key are then released (see release).
+func (fr *driver) decided(it *item, resp []byte, stored bool) {
+	if it.CacheKey == "" || !fr.keys[it.CacheKey] {
+		return
+	}
+	fr.settled = append(fr.settled, settled{key: it.CacheKey, resp: resp, stored: stored})
+}
+
+// release ends the wait of the elements whose cache key was settled, and
+// returns items with those it added to the firing's core. Duplicates wait
+// only for an answer the cache holds: if the cache stored the response,
+// they are answered with it at once, as a read of the cache would answer
+// them; if not (an error answer, or a cache that failed or is down), they
+// are called for in this firing, not held for the next, as long as the
+// firing has room (its batch size), and wait in the queue otherwise, as
+// any element beyond a batch does.
+func (fr *driver) release(now time.Time, items []item) []item {
+	if len(fr.settled) == 0 || len(fr.waiting) == 0 || interrupted() {
+		fr.settled = fr.settled[:0]
+		return items
+	}
+	for _, st := range fr.settled {
+		kept := fr.waiting[:0]
+		for _, it := range fr.waiting {
+			switch {
+			case it.CacheKey != st.key:
+				kept = append(kept, it)
+			case st.stored:
+				fr.t.cacheHits++
+				fr.ended(&it, now, true)
+				fr.out.ok(&it, st.resp)
+			case fr.core.Live() < fr.fn.BatchSize:
+				fr.t.cacheMisses++
+				fr.core.Add(now, elemOf(&it)) // its index is len(items): the core numbers as items holds them
+				items = append(items, it)
+			default:
+				kept = append(kept, it)
+			}
+		}
+		fr.waiting = kept
+	}
+	fr.settled = fr.settled[:0]
+	return items
 }

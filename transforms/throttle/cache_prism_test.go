@@ -145,3 +145,59 @@ func TestCacheRedisKilled(t *testing.T) {
 	}
 	t.Logf("counters %v; %d calls; %d cache errors", got, st.Accepted, counter(t, res, metricCacheErrors))
 }
+
+// TestCacheDuplicatesNotHeld: 100 identical payloads meet in one group and
+// one firing (a batch of 100). While the first is called, the others wait
+// for its answer, and only for an answer the cache holds: with the cache
+// up, the one call answers them all at once; with the cache down (Redis
+// killed) or an error answer (never cached), they are called in the same
+// firing. Either way no element waits for another firing (the postponed
+// counter stays 0), where each used to wait a whole batch interval for the
+// next one.
+func TestCacheDuplicatesNotHeld(t *testing.T) {
+	const n = 100
+	down := services.StartRedis(t)
+	down.Kill()
+	tests := []struct {
+		name      string
+		cacheDown bool
+		errorRate float64
+		calls     int64
+		want      map[string]int64
+	}{
+		{"cache up", false, 0, 1, map[string]int64{metricAccepted: 1, metricCacheHits: n - 1}},
+		{"cache down", true, 0, n, map[string]int64{metricAccepted: n}},
+		{"error answers", false, 1, n, map[string]int64{metricErrors: n}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			addr := down.Addr
+			if !tc.cacheDown {
+				addr = services.StartRedis(t).Addr
+			}
+			srv, err := testserver.NewServer(testserver.Config{ErrorRate: tc.errorRate})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			p, s := beam.NewPipelineWithRoot()
+			in := beam.Reshuffle(s, beam.ParDo(s, &genRepeats{N: n, Distinct: 1}, beam.Impulse(s)))
+			out := Adaptive(s, in, &clientcall.HTTP{URL: srv.Endpoint()}, WithCache(addr, time.Hour),
+				WithMode(ModeSRE), WithStrategy(Route), WithGroups(1), WithBatchSize(n), WithBatchInterval(time.Second))
+			passert.Count(s, out.Success, "success", int(tc.want[metricAccepted]+tc.want[metricCacheHits]))
+			res := runPipeline(t, p, true)
+			got := outcomeMetrics(t, res)
+			for _, m := range []string{metricAccepted, metricCacheHits, metricErrors} {
+				if got[m] != tc.want[m] {
+					t.Errorf("%s = %d, want %d (counters %v)", m, got[m], tc.want[m], got)
+				}
+			}
+			if c := counter(t, res, metricCalls); c != tc.calls {
+				t.Errorf("%d calls, want %d", c, tc.calls)
+			}
+			if pp := counter(t, res, metricPostponed); pp != 0 {
+				t.Errorf("%d elements postponed to a later firing, want none: duplicates wait only for an answer the cache holds", pp)
+			}
+		})
+	}
+}

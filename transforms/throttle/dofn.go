@@ -126,6 +126,14 @@ func (f *throttleFn) Setup(ctx context.Context) error {
 		if f.pool, err = acquirePool(f.ID, f.Quota); err != nil {
 			return err
 		}
+		// The job's start checked the key's rate (QuotaConfig.Check); a
+		// job started since with another rate is the one refused, so this
+		// one only says so, and refreshes the record while it matches.
+		if _, done := ratesChecked.LoadOrStore(f.ID, true); !done {
+			if err := f.Quota.checkRate(ctx); err != nil {
+				log.Warnf(ctx, "throttle: shared quota: %v", err)
+			}
+		}
 	}
 	if f.progress, err = workerProgress.acquire(f.ID, newProgressMark); err != nil {
 		return err

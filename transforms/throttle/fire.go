@@ -35,6 +35,7 @@ type driver struct {
 	rest    []item          // elements the policy postponed, not tried in this firing
 	keys    map[string]bool // the cache keys of the elements this firing decides on (WithCache)
 	waiting []item          // elements whose cache key another element of this firing holds
+	settled []settled       // cache keys whose element was routed since the driver last looked
 }
 
 // newFiring starts a firing of group key for the timer time fire.
@@ -140,6 +141,7 @@ func (fr *driver) drive(items []item) {
 			go fr.invoke(c.n, c.items, answers, over)
 		case firing.Route:
 			fr.routed(now, items, s, calls)
+			items = fr.release(now, items)
 		case firing.Wait:
 			for pending < len(calls) && calls[pending].done {
 				pending++

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota/sharedquota"
 )
@@ -101,7 +103,15 @@ func (c QuotaConfig) validate() error {
 	}
 	switch c.Backend {
 	case "", quotaNone:
-		return nil
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"HighShare", c.HighShare}, {"NormalShare", c.NormalShare}} {
+			if f.v != 0 {
+				bad(f.name, errors.New("needs a quota backend (local or redis): without one there is no rate to share"))
+			}
+		}
+		return errors.Join(errs...)
 	}
 	for _, f := range []struct {
 		name string
@@ -122,6 +132,9 @@ func (c QuotaConfig) validate() error {
 		if c.Addr != "" {
 			bad("Addr", errors.New("not used with the local backend"))
 		}
+		if err := c.checkBuild(); len(errs) == 0 && err != nil {
+			bad("Rate", err) // the other fields are fine: the rate is too large
+		}
 		return errors.Join(errs...)
 	case quotaRedis:
 		if _, err := quota.ParseRate(c.Rate); err != nil {
@@ -129,6 +142,13 @@ func (c QuotaConfig) validate() error {
 		}
 		if c.Burst < 0 {
 			bad("Burst", fmt.Errorf("must be >= 0, got %d", c.Burst))
+		}
+		if err := c.checkBuild(); len(errs) == 0 && err != nil {
+			field := "Rate"
+			if one := (QuotaConfig{Backend: c.Backend, Rate: c.Rate, Addr: "localhost:1"}); one.checkBuild() == nil {
+				field = "Burst" // the rate alone is fine
+			}
+			bad(field, err)
 		}
 	case quotaEnvoy:
 		if c.Domain == "" {
@@ -155,6 +175,29 @@ func (c QuotaConfig) validate() error {
 		bad("Timeout", fmt.Errorf("must be >= 0, got %v", c.Timeout))
 	}
 	return errors.Join(errs...)
+}
+
+// checkBuild makes, without connecting, what a worker makes of c in Setup:
+// the quota's client and the pacer held to its rate, so that what they
+// refuse (a rate too large for the pacer, or for Redis's integer
+// arithmetic) is refused at construction, not by every worker at start.
+func (c QuotaConfig) checkBuild() error {
+	if c.Addr == "" && c.Backend == quotaRedis {
+		c.Addr = "localhost:1" // checked on its own; the client does not dial here
+	}
+	q, err := c.newQuota()
+	if err != nil {
+		return err
+	}
+	if cl, ok := q.(io.Closer); ok {
+		cl.Close()
+	}
+	if r := c.knownRate(); r > 0 {
+		if _, err := adaptive.NewPacer(adaptive.PacerConfig{Rate: r * slotRateMargin}); err != nil {
+			return fmt.Errorf("%v/s is more than the pacer can keep to: %w", r, err)
+		}
+	}
+	return nil
 }
 
 // slotted reports whether c's quota hands out time slots (see QuotaConfig).

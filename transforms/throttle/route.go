@@ -56,6 +56,7 @@ func (fr *driver) routed(now time.Time, items []item, s firing.Step, calls []*ca
 	if s.To == firing.Dropped {
 		fr.t.dropped++
 		fr.ended(&it, now, false)
+		fr.decided(&it, nil, false)
 		return
 	}
 	var fl failure
@@ -66,7 +67,7 @@ func (fr *driver) routed(now time.Time, items []item, s firing.Step, calls []*ca
 			fr.t.accepted++
 			fr.ended(&it, now, true)
 			fr.out.ok(&it, resp)
-			fr.remember(&it, resp)
+			fr.decided(&it, resp, fr.remember(&it, resp))
 			return
 		}
 		fl = fr.failureOf(err, s.Prob)
@@ -79,6 +80,7 @@ func (fr *driver) routed(now time.Time, items []item, s firing.Step, calls []*ca
 		}
 	}
 	fr.fail(now, it, fl)
+	fr.decided(&it, nil, false)
 }
 
 // failureOf is the failure of an element whose call ended with err (not
