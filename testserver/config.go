@@ -39,6 +39,13 @@ const (
 	// So a cost of at most Burst (or 1 with no burst) fits after an idle
 	// period, and a larger one never does.
 	GCRA Mode = "gcra"
+	// Queue never refuses for the quota: it serves Quota requests (or cost
+	// units) per Period one after the other, in arrival order, and a
+	// request that comes while others wait is answered once its turn has
+	// come, plus the latency. A server that queues instead of refusing
+	// (nginx's limit_req with a burst and no nodelay, an inference server)
+	// answers later and later as it is overloaded, never with 429.
+	Queue Mode = "queue"
 )
 
 // Defaults used for zero Config fields.
@@ -106,8 +113,15 @@ type Config struct {
 	// Handler was made. It must be 0 in the other modes, and Period +
 	// WindowJitter must fit in a time.Duration.
 	WindowJitter time.Duration
-	// Latency is added to every API request before it is answered.
+	// Latency is added to every API request before it is answered: the
+	// same for every request, or, with LatencyP99, the median of a
+	// lognormal draw per request.
 	Latency time.Duration
+	// LatencyP99, when above Latency, makes each request's latency a draw
+	// of a lognormal distribution with median Latency and 99th percentile
+	// LatencyP99 (heavy-tailed, as LLM and translation APIs answer), from
+	// the seeded jitter source. Zero means a constant Latency.
+	LatencyP99 time.Duration
 	// Jitter adds a uniformly random extra delay in [0, Jitter).
 	Jitter time.Duration
 	// NoRetryAfter leaves the Retry-After header out of every 429 and
@@ -171,8 +185,10 @@ func (c Config) withDefaults() (Config, error) {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	switch {
-	case c.Mode != TokenBucket && c.Mode != FixedWindow && c.Mode != GCRA:
-		return c, fmt.Errorf("%w: Mode %q: want %q, %q or %q", ErrConfig, c.Mode, TokenBucket, FixedWindow, GCRA)
+	case c.Mode != TokenBucket && c.Mode != FixedWindow && c.Mode != GCRA && c.Mode != Queue:
+		return c, fmt.Errorf("%w: Mode %q: want %q, %q, %q or %q", ErrConfig, c.Mode, TokenBucket, FixedWindow, GCRA, Queue)
+	case c.Mode == Queue && c.Quota <= 0:
+		return c, fmt.Errorf("%w: Mode %q needs a positive Quota (its service rate), got %d", ErrConfig, c.Mode, c.Quota)
 	case c.Burst < 0:
 		return c, fmt.Errorf("%w: Burst %d is negative", ErrConfig, c.Burst)
 	case c.Burst != 0 && c.Mode != GCRA:
@@ -189,6 +205,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: Latency %v is negative", ErrConfig, c.Latency)
 	case c.Jitter < 0:
 		return c, fmt.Errorf("%w: Jitter %v is negative", ErrConfig, c.Jitter)
+	case c.LatencyP99 != 0 && (c.Latency <= 0 || c.LatencyP99 <= c.Latency):
+		return c, fmt.Errorf("%w: LatencyP99 %v must be above a positive Latency (the median), got %v", ErrConfig, c.LatencyP99, c.Latency)
 	case !(c.ErrorRate >= 0 && c.ErrorRate <= 1):
 		return c, fmt.Errorf("%w: ErrorRate %v is not in [0, 1]", ErrConfig, c.ErrorRate)
 	case !(c.ItemErrorRate >= 0 && c.ItemErrorRate <= 1):

@@ -84,7 +84,9 @@ type Handler struct {
 	mu            sync.Mutex
 	lim           *limiter
 	latency       time.Duration
+	sigma         float64 // of a lognormal latency; 0 for a constant one
 	jitter        time.Duration
+	queue         *serviceQueue // Mode Queue; else nil
 	errorRate     float64
 	itemErrorRate float64
 	outage        int
@@ -106,6 +108,7 @@ func NewHandler(cfg Config) (*Handler, error) {
 		cost:          costRule{header: cfg.CostHeader, field: cfg.CostField},
 		lim:           newLimiter(cfg.Now(), cfg),
 		latency:       cfg.Latency,
+		sigma:         lognormalSigma(cfg.Latency, cfg.LatencyP99),
 		jitter:        cfg.Jitter,
 		errorRate:     cfg.ErrorRate,
 		itemErrorRate: cfg.ItemErrorRate,
@@ -118,6 +121,9 @@ func NewHandler(cfg Config) (*Handler, error) {
 		func() float64 { h.mu.Lock(); defer h.mu.Unlock(); return h.lim.period.Seconds() },
 		func() float64 { h.mu.Lock(); defer h.mu.Unlock(); return float64(h.outage) },
 	)
+	if cfg.Mode == Queue {
+		h.queue = &serviceQueue{interval: max(cfg.Period/time.Duration(cfg.Quota), 1)}
+	}
 	h.routes()
 	return h, nil
 }
@@ -154,8 +160,10 @@ func NewHandler(cfg Config) (*Handler, error) {
 // Retry-After. A request naming its client with ClientHeader is counted
 // for that client as well (Stats.Clients).
 //
-// Every API request is delayed by the latency plus jitter before it is
-// answered, whatever the answer.
+// Every API request is delayed by the latency (a lognormal draw with
+// Config.LatencyP99) plus jitter before it is answered, whatever the
+// answer. In Mode Queue nothing is refused for the quota: a request first
+// waits for its turn in the queue, then the latency.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mux.ServeHTTP(w, r)
 }
@@ -182,7 +190,10 @@ func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request) {
 	now := h.cfg.Now()
 	status, retryAfter, msg := http.StatusOK, int64(0), ""
 	a := answer{outcome: accepted, cost: cost}
-	var failed []bool // of a batch's items
+	var (
+		failed []bool        // of a batch's items
+		queued time.Duration // Mode Queue: the wait for its turn
+	)
 	switch {
 	case h.outage != 0:
 		status, retryAfter, msg = h.outage, outageRetryAfter, "testserver: outage"
@@ -198,6 +209,16 @@ func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request) {
 	case cost > h.lim.maxCost():
 		status, a.outcome = http.StatusRequestEntityTooLarge, costTooLarge
 		msg = fmt.Sprintf("testserver: cost %d exceeds the quota's capacity of %d", cost, h.lim.maxCost())
+	case h.queue != nil:
+		queued = h.queue.admit(now, cost)
+		if h.errRand.Float64() < h.errorRate {
+			status, a.outcome, msg = http.StatusInternalServerError, errored, "testserver: injected error"
+		} else if batch {
+			a.items = int64(len(items))
+			failed, a.itemErrors = h.failItems(len(items))
+		} else {
+			a.items = 1
+		}
 	default:
 		if ok, wait := h.lim.take(now, cost); !ok {
 			status, retryAfter, msg = http.StatusTooManyRequests, retryAfterSeconds(wait), "testserver: over quota"
@@ -211,7 +232,7 @@ func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request) {
 			a.items = 1
 		}
 	}
-	delay := h.latency
+	delay := queued + latencyDraw(h.jitterRand, h.latency, h.sigma)
 	if j := h.jitterRand.Int64N(int64(max(h.jitter, 1))); h.jitter > 0 {
 		delay += time.Duration(j)
 	}
@@ -317,7 +338,9 @@ func (h *Handler) Outage() int {
 }
 
 // SetLatency changes the delay added to every API request: latency plus a
-// uniformly random [0, jitter). It panics if either is negative.
+// uniformly random [0, jitter); with Config.LatencyP99, latency is the new
+// median and the spread (the ratio of p99 to median) is kept. It panics
+// if either is negative.
 func (h *Handler) SetLatency(latency, jitter time.Duration) {
 	if latency < 0 || jitter < 0 {
 		panic(fmt.Sprintf("testserver.SetLatency: negative latency %v or jitter %v", latency, jitter))

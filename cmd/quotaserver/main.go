@@ -5,9 +5,9 @@
 //
 // Usage:
 //
-//	quotaserver [--addr 127.0.0.1:8500] [--quota 100] [--period 1s] [--mode token-bucket|fixed-window|gcra]
+//	quotaserver [--addr 127.0.0.1:8500] [--quota 100] [--period 1s] [--mode token-bucket|fixed-window|gcra|queue]
 //	            [--burst 0] [--window-jitter 0] [--refill 100ms] [--cost-header X-Cost] [--cost-field tokens]
-//	            [--latency 0] [--jitter 0] [--error-rate 0] [--item-error-rate 0] [--max-body 1048576]
+//	            [--latency 0] [--latency-p99 0] [--jitter 0] [--error-rate 0] [--item-error-rate 0] [--max-body 1048576]
 //	            [--max-conns 256] [--seed 0] [--log-level info] [--shutdown-timeout 10s]
 //
 // With --cost-header or --cost-field, a request costs what its header or
@@ -79,12 +79,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		addr            = fs.String("addr", "127.0.0.1:8500", "`host:port` to listen on (port 0 picks a free one)")
 		quota           = fs.Int("quota", 100, "requests (or cost units, with --cost-header or --cost-field) allowed per period; 0 means unlimited")
 		period          = fs.Duration("period", time.Second, "quota period")
-		mode            = fs.String("mode", string(testserver.TokenBucket), "quota algorithm: token-bucket, fixed-window or gcra (strict: requests period/quota apart)")
+		mode            = fs.String("mode", string(testserver.TokenBucket), "quota algorithm: token-bucket, fixed-window, gcra (strict: requests period/quota apart) or queue (never 429: requests wait their turn at quota per period)")
 		burst           = fs.Int("burst", 0, "gcra only: requests (or cost units) that may come back to back after an idle period; 0 or 1 means no burst")
 		windowJitter    = fs.Duration("window-jitter", 0, "fixed-window only: each window lasts the period plus a random extra in [0, window-jitter), the first starting at a random offset, so windows drift; 0 means windows of exactly the period from the start")
 		refill          = fs.Duration("refill", 0, "token bucket refill step; 0 means 100ms or the period if shorter")
 		latency         = fs.Duration("latency", 0, "delay added to every API request")
 		jitter          = fs.Duration("jitter", 0, "extra uniformly random delay in [0, jitter)")
+		latencyP99      = fs.Duration("latency-p99", 0, "with --latency as the median: each request's latency a lognormal draw with this 99th percentile (heavy-tailed)")
 		costHeader      = fs.String("cost-header", "", "request `header` holding a request's cost, e.g. X-Cost; then --quota counts cost units")
 		costField       = fs.String("cost-field", "", "top-level JSON `field` holding the cost of a request or of each batch item (summed), e.g. tokens; then --quota counts cost units")
 		errorRate       = fs.Float64("error-rate", 0, "fraction in [0, 1] of under-quota requests answered 500")
@@ -110,8 +111,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usagef("--quota: %d is negative", *quota)
 	case *period <= 0:
 		return usagef("--period: %v is not positive", *period)
-	case *mode != string(testserver.TokenBucket) && *mode != string(testserver.FixedWindow) && *mode != string(testserver.GCRA):
-		return usagef("--mode: %q: want %s, %s or %s", *mode, testserver.TokenBucket, testserver.FixedWindow, testserver.GCRA)
+	case *mode != string(testserver.TokenBucket) && *mode != string(testserver.FixedWindow) && *mode != string(testserver.GCRA) &&
+		*mode != string(testserver.Queue):
+		return usagef("--mode: %q: want %s, %s, %s or %s", *mode, testserver.TokenBucket, testserver.FixedWindow, testserver.GCRA, testserver.Queue)
 	case *burst < 0:
 		return usagef("--burst: %d is negative", *burst)
 	case *burst != 0 && *mode != string(testserver.GCRA):
@@ -126,6 +128,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usagef("--latency: %v is negative", *latency)
 	case *jitter < 0:
 		return usagef("--jitter: %v is negative", *jitter)
+	case *latencyP99 != 0 && (*latency <= 0 || *latencyP99 <= *latency):
+		return usagef("--latency-p99: %v must be above a positive --latency (the median), got %v", *latencyP99, *latency)
 	case !(*errorRate >= 0 && *errorRate <= 1):
 		return usagef("--error-rate: %v is not in [0, 1]", *errorRate)
 	case !(*itemErrorRate >= 0 && *itemErrorRate <= 1):
@@ -151,6 +155,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		WindowJitter:  *windowJitter,
 		Refill:        *refill,
 		Latency:       *latency,
+		LatencyP99:    *latencyP99,
 		Jitter:        *jitter,
 		ErrorRate:     *errorRate,
 		ItemErrorRate: *itemErrorRate,
