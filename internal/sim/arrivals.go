@@ -66,4 +66,5 @@ const (
 	streamPolicy     = 3
 	streamCompetitor = 4
 	streamOrder      = 5 // of events at the same time
+	streamLatency    = 6 // of each call's latency (Config.LatencyP99)
 )

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -27,8 +28,16 @@ type Config struct {
 	// Retry-After, like the test server's default quota.
 	Backend BackendModel
 	// Latency is how long after sending a call its answer comes back and
-	// is recorded. Zero means none; DefaultConfig uses 500 µs.
+	// is recorded: the same for every call, or, with LatencyP99, the median
+	// of a lognormal draw per call. Zero means none; DefaultConfig uses
+	// 500 µs.
 	Latency time.Duration
+	// LatencyP99, when above Latency, makes each call's latency a draw of a
+	// lognormal distribution with median Latency and 99th percentile
+	// LatencyP99 (heavy-tailed, as LLM and translation APIs answer), from a
+	// seeded stream of each group's; answers then come back out of order.
+	// Zero means a constant Latency.
+	LatencyP99 time.Duration
 	// CallsInFlight is how many calls a group has sent and not had
 	// answered at most. Zero means 1.
 	CallsInFlight int
@@ -177,6 +186,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("sim: Capacity must be positive, got %v", c.Capacity)
 	case c.Latency < 0 || c.StartJitter < 0 || c.BatchInterval <= 0 || c.FiringWait <= 0 || c.Tick <= 0 || c.MaxWait < 0:
 		return fmt.Errorf("sim: durations must not be negative")
+	case c.LatencyP99 != 0 && (c.Latency <= 0 || c.LatencyP99 <= c.Latency):
+		return fmt.Errorf("sim: LatencyP99 %v must be above a positive Latency (the median), got %v", c.LatencyP99, c.Latency)
 	case c.BatchSize < 1:
 		return fmt.Errorf("sim: BatchSize must be at least 1, got %d", c.BatchSize)
 	case c.CallsInFlight < 1:
@@ -190,10 +201,23 @@ func (c Config) validate() error {
 }
 
 // ceiling is the most calls per second the groups can send at all:
-// Groups × CallsInFlight / Latency (+Inf without latency).
+// Groups × CallsInFlight / the mean latency (+Inf without latency).
 func (c Config) ceiling() float64 {
 	if c.Latency <= 0 {
 		return inf
 	}
-	return float64(c.Groups*c.CallsInFlight) / c.Latency.Seconds()
+	s := lognormalSigma(c.Latency, c.LatencyP99)
+	return float64(c.Groups*c.CallsInFlight) / (c.Latency.Seconds() * math.Exp(s*s/2))
+}
+
+// z99 is the standard normal distribution's 99th percentile.
+const z99 = 2.3263478740408408
+
+// lognormalSigma returns the σ of a lognormal latency of median median
+// and 99th percentile p99; 0 (constant) when p99 is not above median.
+func lognormalSigma(median, p99 time.Duration) float64 {
+	if median <= 0 || p99 <= median {
+		return 0
+	}
+	return math.Log(float64(p99)/float64(median)) / z99
 }

@@ -2,7 +2,9 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/beamthrottle/beamthrottle/internal/firing"
@@ -33,6 +35,8 @@ type group struct {
 	pol      adaptive.Policy
 	arrivals clock
 	jitter   *rand.Rand
+	latency  *rand.Rand // with Config.LatencyP99; else nil
+	sigma    float64    // of the lognormal latency
 
 	nextArrival time.Duration
 	// The queue: held (elements that went back after a firing, in queue
@@ -270,7 +274,23 @@ func (g *group) send(t time.Duration, s firing.Step) {
 			r.delays = append(r.delays, t-g.taken[k].arrived)
 		}
 	}
-	g.flight = append(g.flight, flight{call: s.Call, answer: t + r.cfg.Latency, results: results})
+	f := flight{call: s.Call, answer: t + g.callLatency(), results: results}
+	i := len(g.flight) // kept in order of answer: a slow call is passed by later ones
+	for i > 0 && g.flight[i-1].answer > f.answer {
+		i--
+	}
+	g.flight = slices.Insert(g.flight, i, f)
+}
+
+// callLatency is the latency of a call: Config.Latency, or a lognormal
+// draw around it with Config.LatencyP99.
+func (g *group) callLatency() time.Duration {
+	lat := g.r.cfg.Latency
+	if g.latency == nil || g.sigma == 0 {
+		return lat
+	}
+	d := float64(lat) * math.Exp(g.sigma*g.latency.NormFloat64())
+	return time.Duration(min(d, float64(time.Hour)))
 }
 
 // route makes the element of step s final at t.

@@ -316,6 +316,9 @@ func Run(sc Scenario, alg Algorithm, cfg Config) (Result, error) {
 			pol = shared[env.Worker]
 		}
 		g := &group{r: r, id: i, env: env, pol: pol, jitter: stream(cfg.Seed, i, streamJitter)}
+		if g.sigma = lognormalSigma(cfg.Latency, cfg.LatencyP99); g.sigma > 0 {
+			g.latency = stream(cfg.Seed, i, streamLatency)
+		}
 		if sc.Arrivals != nil {
 			var ts []time.Duration
 			for j := i; j < len(sc.Arrivals); j += cfg.Groups {
