@@ -8,7 +8,8 @@ import (
 	"go/doc"
 	"go/parser"
 	"go/token"
-	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -16,11 +17,21 @@ import (
 // files), methods as Type.Method.
 func Names(dir string) ([]string, error) {
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, parser.ParseComments)
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
+	}
+	var files []*ast.File
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.ParseComments)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
 	}
 	var names []string
 	values := func(vs []*doc.Value) {
@@ -34,8 +45,11 @@ func Names(dir string) ([]string, error) {
 			}
 		}
 	}
-	for _, p := range pkgs {
-		d := doc.New(p, dir, 0)
+	if len(files) > 0 {
+		d, err := doc.NewFromFiles(fset, files, dir)
+		if err != nil {
+			return nil, err
+		}
 		values(d.Consts)
 		values(d.Vars)
 		for _, f := range d.Funcs {

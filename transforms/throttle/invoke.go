@@ -15,7 +15,6 @@ import (
 var (
 	contextType = reflect.TypeOf((*context.Context)(nil)).Elem()
 	errorType   = reflect.TypeOf((*error)(nil)).Elem()
-	intType     = reflect.TypeOf(0)
 )
 
 // userValue is a user-supplied value (caller, key function, classifier) in a

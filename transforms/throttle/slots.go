@@ -64,9 +64,6 @@ type slotRun struct {
 	tier int
 }
 
-// end is where the run's last slot ends.
-func (r slotRun) end() time.Time { return r.next.Add(time.Duration(r.left) * r.res.Spacing) }
-
 // slotLedger holds the slots a worker reserved and has not handed to a
 // call yet, for all the groups of a transform on the worker (a permit
 // pool's, under its lock). Slots are handed out in time order; a slot that

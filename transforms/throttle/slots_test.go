@@ -151,7 +151,7 @@ func TestTolerance(t *testing.T) {
 func TestSlotLedgerTail(t *testing.T) {
 	var l slotLedger
 	l.add(res(0, 4), tierNormal)
-	c, _ := l.claim(1, tierNormal) // 0 ms
+	l.claim(1, tierNormal)         // 0 ms
 	d, _ := l.claim(1, tierNormal) // 100 ms
 	l.giveBack(d)                  // ends where 200 ms begins: joins the tail
 	if _, ok := l.tail(ms(500)); ok {
@@ -159,7 +159,7 @@ func TestSlotLedgerTail(t *testing.T) {
 	}
 	l = slotLedger{}
 	l.add(res(0, 4), tierNormal)
-	c, _ = l.claim(1, tierNormal)
+	l.claim(1, tierNormal)
 	d, _ = l.claim(1, tierNormal)
 	l.giveBack(d)
 	r, ok := l.tail(ms(50))
@@ -169,7 +169,6 @@ func TestSlotLedgerTail(t *testing.T) {
 	if len(l.runs) != 0 || len(l.back) != 0 {
 		t.Errorf("after tail: %d runs, %d given back; want none", len(l.runs), len(l.back))
 	}
-	_ = c
 }
 
 // localPool returns a permit pool over the local known rate.
