@@ -19,11 +19,12 @@ build:
 test-deps:
 	./scripts/install-test-deps
 
-# The test suite: the pure-Go packages with the race detector, then every
+# The test suite, after the linters (gofmt, vet, staticcheck), so that CI
+# keeps them green: the pure-Go packages with the race detector, then every
 # package built as the Flex Template's static binary is (CGO_ENABLED=0,
 # -trimpath, through the environment), so that the tests that build binaries
 # reuse the packages already compiled for the tests.
-test: test-deps
+test: test-deps lint
 	$(GO) test -race -count=1 $(RACE_PKGS)
 	CGO_ENABLED=0 GOFLAGS="$$($(GO) env GOFLAGS) -trimpath" $(GO) test -count=1 $(PKGS)
 
