@@ -209,18 +209,14 @@ func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request) {
 	case cost > h.lim.maxCost():
 		status, a.outcome = http.StatusRequestEntityTooLarge, costTooLarge
 		msg = fmt.Sprintf("testserver: cost %d exceeds the quota's capacity of %d", cost, h.lim.maxCost())
-	case h.queue != nil:
-		queued = h.queue.admit(now, cost)
-		if h.errRand.Float64() < h.errorRate {
-			status, a.outcome, msg = http.StatusInternalServerError, errored, "testserver: injected error"
-		} else if batch {
-			a.items = int64(len(items))
-			failed, a.itemErrors = h.failItems(len(items))
-		} else {
-			a.items = 1
-		}
 	default:
-		if ok, wait := h.lim.take(now, cost); !ok {
+		ok, wait := true, time.Duration(0)
+		if h.queue != nil {
+			queued = h.queue.admit(now, cost) // never refused: it waits its turn
+		} else {
+			ok, wait = h.lim.take(now, cost)
+		}
+		if !ok {
 			status, retryAfter, msg = http.StatusTooManyRequests, retryAfterSeconds(wait), "testserver: over quota"
 			a.outcome = rejected
 		} else if h.errRand.Float64() < h.errorRate {
