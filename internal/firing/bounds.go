@@ -51,7 +51,10 @@ func (f *Firing) expire(k int, next time.Time) {
 // fires next if its queue is not empty: one batch interval after this
 // firing's timer, or, if the policy postponed, at the time it asked for
 // (Tick from now at the soonest), but no later than the first element left
-// queued runs out of waiting; always after the firing's timer.
+// queued runs out of waiting; if it ended waiting for a slot of
+// CallsInFlight (Detach), when its oldest call is expected to be answered
+// (Tick from now at the soonest, a tenth of a batch interval at the
+// latest); always after the firing's timer.
 func (f *Firing) Timer(now time.Time) time.Time {
 	next := f.fire.Add(f.cfg.BatchInterval)
 	if f.stopped && !f.retryAt.IsZero() {
@@ -63,6 +66,19 @@ func (f *Firing) Timer(now time.Time) time.Time {
 		if due := f.expiryDue(now); !due.IsZero() && due.Before(next) {
 			next = due
 		}
+	}
+	if f.full {
+		// Every slot of CallsInFlight was taken: the next firing comes
+		// when the oldest call under way is expected to be answered (at
+		// the mean latency of the firing's answers), Tick from now at the
+		// soonest and a tenth of a batch interval at the latest.
+		at := now.Add(f.cfg.BatchInterval / 10)
+		if f.answered > 0 {
+			if exp := f.oldestSent().Add(f.latency / time.Duration(f.answered)); exp.Before(at) {
+				at = exp
+			}
+		}
+		next = laterOf(at, now.Add(f.cfg.Tick)).Add(time.Millisecond - 1).Truncate(time.Millisecond)
 	}
 	if !next.After(f.fire) {
 		next = f.fire.Add(time.Millisecond)

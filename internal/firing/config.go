@@ -30,8 +30,19 @@ type Config struct {
 	// BatchSize bounds the live elements of a firing (see Take); zero
 	// means no bound.
 	BatchSize int
-	// CallsInFlight bounds the calls under way at once (at least 1).
+	// CallsInFlight bounds the calls under way at once (at least 1),
+	// counting the calls carried from earlier firings (Carry).
 	CallsInFlight int
+	// Detach lets calls outlive the firing that sent them: once nothing is
+	// left to decide, the firing waits for answers until its deadline
+	// (start + the longer of Wait and BatchInterval) and then ends with
+	// calls still under way (Flying),
+	// for a later firing to carry and route. Past that deadline, a firing
+	// that waits for a slot of CallsInFlight ends too, its elements left
+	// queued (see Timer), unless its oldest call under way was sent less
+	// than a tenth of a batch interval before (a fast API's). Without Detach, or once interrupted, a
+	// firing ends only when every call it sent or carried is answered.
+	Detach bool
 	// ItemsPerCall and BytesPerCall bound the elements and the payload
 	// bytes of one call; ItemsPerCall below 2 and BytesPerCall 0 make
 	// every call one element.

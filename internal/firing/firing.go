@@ -12,6 +12,11 @@
 // are the elements that go back to the head of the queue, and Timer is
 // when the group's timer fires next if the queue is not empty.
 //
+// With Config.Detach, a firing does not wait for slow calls: it ends with
+// calls under way (Flying), which the driver keeps (the elements stay in
+// the group's state) and hands to a later firing of the same group
+// (Carry), answered or not. That firing routes their answers as its own.
+//
 // Decisions follow the policy (Env.Policy), after the shared quota's
 // permits or time slots if there is one (Env.Quota). Batching, costs,
 // calls in flight, the bounds of an element's wait and the strategy for
@@ -59,8 +64,11 @@ type Firing struct {
 	slot        Permit    // a slot of the quota claimed for the next call and not used yet
 	waitUntil   time.Time // a postponement within the firing: no decision before then
 	attempts    int
-	live        int  // live elements added
-	taking      bool // the driver adds elements as the firing asks (Take)
+	live        int           // live elements added
+	taking      bool          // the driver adds elements as the firing asks (Take)
+	full        bool          // the firing ended past its deadline waiting for a slot of CallsInFlight
+	latency     time.Duration // the summed latency of the calls answered, over answered
+	answered    int
 }
 
 // New starts a firing whose timer was set for fire and which starts at
@@ -114,6 +122,41 @@ func (f *Firing) Add(now time.Time, e Elem) (i int, live bool) {
 	return i, true
 }
 
+// Carry adds a call that an earlier firing of the group sent at sent and
+// ended with (see Flying): elems are its elements, in order, as that
+// firing left them (Elem), and prob the policy's rejection probability
+// when it decided. It returns the call's number, for Answered; its
+// elements get indices as added ones do but are not live. A driver carries
+// before the firing's first Next; the call counts in CallsInFlight until
+// it is answered, and its answer is routed as any call's.
+func (f *Firing) Carry(sent time.Time, elems []Elem, prob float64) (c int) {
+	ks := make([]int, len(elems))
+	for i, e := range elems {
+		e.Cost = max(e.Cost, 1)
+		ks[i] = len(f.elems)
+		f.elems = append(f.elems, e)
+	}
+	f.calls = append(f.calls, call{elems: ks, sent: sent, prob: prob})
+	f.inFlight++
+	return len(f.calls) - 1
+}
+
+// Flying returns, once the firing is done, its calls still under way (by
+// number, in the order they were sent or carried): with Config.Detach, the
+// driver keeps them for a later firing to carry.
+func (f *Firing) Flying() []int {
+	var out []int
+	for c := range f.calls {
+		if !f.calls[c].done {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// CallSent returns when call c was sent.
+func (f *Firing) CallSent(c int) time.Time { return f.calls[c].sent }
+
 // Live returns how many live elements were added.
 func (f *Firing) Live() int { return f.live }
 
@@ -165,7 +208,18 @@ func (f *Firing) Next(now time.Time) Step {
 			continue
 		}
 		if f.inFlight >= f.cfg.CallsInFlight {
-			return Step{Action: Wait}
+			if !f.cfg.Detach || f.interrupt {
+				return Step{Action: Wait}
+			}
+			// A slot comes with an answer: past the deadline, waited for
+			// only while the oldest call under way is younger than a tenth
+			// of a batch interval, as a fast API's calls are.
+			by := laterOf(f.answersBy(), f.oldestSent().Add(f.cfg.BatchInterval/10))
+			if !now.Before(by) {
+				f.stopFull()
+				break
+			}
+			return Step{Action: Wait, Until: by}
 		}
 		j := f.pack(now)
 		cost := f.costOf(f.work[f.cursor:j])
@@ -195,10 +249,55 @@ func (f *Firing) Next(now time.Time) Step {
 			f.advance(j)
 		}
 	}
-	if f.inFlight > 0 {
-		return Step{Action: Wait}
+	if f.inFlight > 0 && !f.detached(now) {
+		return Step{Action: Wait, Until: f.answerBy(now)}
 	}
 	return Step{Action: Done}
+}
+
+// detached reports whether the firing ends at now without waiting for its
+// calls under way: with Detach, not interrupted, at or past its deadline
+// for answers.
+func (f *Firing) detached(now time.Time) bool {
+	return f.cfg.Detach && !f.interrupt && !now.Before(f.answersBy())
+}
+
+// answerBy is how long a wait for an answer lasts: until the deadline for
+// answers with Detach (then the firing ends), else until the answer
+// (zero).
+func (f *Firing) answerBy(time.Time) time.Time {
+	if f.cfg.Detach && !f.interrupt {
+		return f.answersBy()
+	}
+	return time.Time{}
+}
+
+// answersBy is, with Detach, when the firing stops waiting for answers
+// and for slots of CallsInFlight: its deadline, or one batch interval from
+// its start if that is later.
+func (f *Firing) answersBy() time.Time {
+	return laterOf(f.deadline, f.deadline.Add(f.cfg.BatchInterval-f.cfg.Wait))
+}
+
+// oldestSent returns when the oldest call under way was sent.
+func (f *Firing) oldestSent() time.Time {
+	var t time.Time
+	for i := range f.calls {
+		if c := &f.calls[i]; !c.done && (t.IsZero() || c.sent.Before(t)) {
+			t = c.sent
+		}
+	}
+	return t
+}
+
+// stopFull ends the firing's decisions past its deadline, every slot of
+// CallsInFlight taken: the elements not decided stay queued.
+func (f *Firing) stopFull() {
+	for _, k := range f.work[f.cursor:] {
+		f.rest = append(f.rest, k)
+	}
+	f.advance(len(f.work))
+	f.stopped, f.full = true, true
 }
 
 // remaining returns the cost of the elements not decided yet.
@@ -274,6 +373,8 @@ func (f *Firing) Answered(now time.Time, c int, results []Result) {
 	}
 	cl.done = true
 	f.inFlight--
+	f.latency += now.Sub(cl.sent)
+	f.answered++
 	ans := adaptive.Answer{Sent: cl.sent, Outcome: adaptive.Failed}
 	progressed := false
 	for _, r := range results {

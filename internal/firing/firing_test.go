@@ -221,3 +221,98 @@ func TestFiringAddWhileRunning(t *testing.T) {
 		}
 	})
 }
+
+// TestFiringDetach: with Detach a firing ends at its deadline with calls
+// unanswered and lists exactly those; a later firing that carries them
+// routes each element once, counts them against CallsInFlight, and
+// ignores a second answer to a call.
+func TestFiringDetach(t *testing.T) {
+	cfg := firing.Config{BatchInterval: time.Second, Wait: time.Second, CallsInFlight: 3, Detach: true,
+		Strategy: firing.Postpone}
+	f := firing.New(cfg, firing.Env{Policy: &script{}}, t0, t0)
+	for range 6 {
+		f.Add(t0, firing.Elem{Since: t0})
+	}
+	now := t0
+	var log []string
+	for s := f.Next(now); s.Action != firing.Done; s = f.Next(now) {
+		switch s.Action {
+		case firing.Call:
+			log = append(log, "call "+fmtInts(s.Elems))
+			if s.Call == 1 { // answered within the firing
+				f.Answered(now, s.Call, []firing.Result{{Class: firing.Accepted}})
+			}
+		case firing.Route:
+			log = append(log, "route "+fmtInts([]int{s.Elem})+" "+kinds[s.To])
+		case firing.Wait:
+			if !s.Until.Equal(t0.Add(time.Second)) {
+				t.Fatalf("wait until %v, want the deadline", s.Until)
+			}
+			log = append(log, "wait")
+			now = s.Until
+		}
+	}
+	want := []string{"call 0", "call 1", "route 1 success", "call 2", "call 3", "wait"}
+	if !cmp.Equal(log, want) {
+		t.Errorf("first firing: steps %v, want %v", log, want)
+	}
+	if got, want := f.Flying(), []int{0, 2, 3}; !cmp.Equal(got, want) {
+		t.Errorf("flying %v, want %v", got, want)
+	}
+	if got, want := f.Rest(), []int{4, 5}; !cmp.Equal(got, want) {
+		t.Errorf("rest %v, want %v", got, want)
+	}
+	// Its one answer came at once: the oldest call is overdue, the timer now.
+	if got, want := f.Timer(now), now; !got.Equal(want) {
+		t.Errorf("timer %v, want %v", got, want)
+	}
+
+	// The second firing carries the three calls, one answered since.
+	at := now.Add(100 * time.Millisecond)
+	g := firing.New(cfg, firing.Env{Policy: &script{}}, at, at)
+	var carried []int
+	for _, c := range f.Flying() {
+		var elems []firing.Elem
+		for _, k := range f.CallElems(c) {
+			elems = append(elems, f.Elem(k))
+		}
+		carried = append(carried, g.Carry(f.CallSent(c), elems, f.CallProb(c)))
+	}
+	g.Answered(at, carried[0], []firing.Result{{Class: firing.Throttled}})
+	g.Answered(at, carried[0], []firing.Result{{Class: firing.Accepted}}) // ignored
+	g.Add(at, f.Elem(4))
+	log = nil
+	answered := false
+	for s := g.Next(at); s.Action != firing.Done; s = g.Next(at) {
+		switch s.Action {
+		case firing.Call:
+			log = append(log, "call "+fmtInts(s.Elems))
+		case firing.Route:
+			log = append(log, "route "+fmtInts([]int{s.Elem})+" "+kinds[s.To])
+		case firing.Wait:
+			log = append(log, "wait")
+			if answered { // for the last call's answer, until the deadline
+				at = s.Until
+				continue
+			}
+			answered = true
+			g.Answered(at, carried[1], []firing.Result{{Class: firing.Accepted}})
+			g.Answered(at, carried[2], []firing.Result{{Class: firing.Failed}})
+		}
+	}
+	// Element 0 of g is the throttled one (requeued under Postpone); 3 is
+	// the one added, sent at once: one slot of three is free.
+	want = []string{"call 3", "wait", "route 1 success", "route 2 error", "wait"}
+	if !cmp.Equal(log, want) {
+		t.Errorf("second firing: steps %v, want %v", log, want)
+	}
+	if got, want := g.Requeue(), []int{0}; !cmp.Equal(got, want) {
+		t.Errorf("requeue %v, want %v", got, want)
+	}
+	if got := g.Elem(0).Attempts; got != 1 {
+		t.Errorf("a carried element's attempts: %d, want 1 (counted when sent)", got)
+	}
+	if got, want := g.Flying(), []int{3}; !cmp.Equal(got, want) {
+		t.Errorf("flying %v, want %v", got, want)
+	}
+}

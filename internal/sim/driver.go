@@ -18,11 +18,18 @@ type queued struct {
 	taken   bool // by the firing under way
 }
 
-// flight is a call in flight: the core's call, answered at answer.
+// flight is a call in flight: the core's call, answered at answer. A call
+// that outlives its firing (Detach) keeps its elements, as the transform
+// keeps them in state, for the next firing to carry.
 type flight struct {
 	call    int
 	answer  time.Duration
 	results []firing.Result
+
+	// Set when its firing ends with it unanswered.
+	elems []queued
+	sent  time.Time
+	prob  float64
 }
 
 // group is one group of the transform: a queue, a timer and a Policy. Its
@@ -153,6 +160,7 @@ func (c *Config) coreConfig() firing.Config {
 	fc := firing.Config{
 		BatchInterval: c.BatchInterval, Wait: c.FiringWait, MinWait: MinWait, Tick: c.Tick, BatchSize: c.BatchSize,
 		CallsInFlight: c.CallsInFlight, MaxWait: c.MaxWait, Strategy: firing.Postpone, FinalRejects: true,
+		Detach: true,
 	}
 	if c.Firing == FiringStop {
 		fc.Wait = 0
@@ -177,6 +185,15 @@ func (g *group) startFiring(t time.Duration) {
 	g.core.Taking()
 	g.firing, g.fireAt, g.hi = true, t, 0
 	g.taken = g.taken[:0]
+	for i := range g.flight { // the calls earlier firings left under way
+		f := &g.flight[i]
+		es := make([]firing.Elem, len(f.elems))
+		for j, q := range f.elems {
+			es[j] = q.e
+		}
+		f.call = g.core.Carry(f.sent, es, f.prob)
+		g.taken = append(g.taken, f.elems...)
+	}
 	g.resume = t
 	if r.cfg.StartJitter > 0 && (len(g.held) > 0 || g.head < len(g.fresh) && g.fresh[g.head] <= t) {
 		g.resume += time.Duration(g.jitter.Float64() * float64(r.cfg.StartJitter))
@@ -306,9 +323,11 @@ func (g *group) route(t time.Duration, s firing.Step) {
 	g.r.final(g.taken[s.Elem].arrived, t, o)
 }
 
-// endFiring ends the firing at t, when its last call is answered: the
-// elements requeued and those left go back to the head of the queue, and
-// the timer is set if the queue is not empty.
+// endFiring ends the firing at t: the elements requeued and those left go
+// back to the head of the queue, the calls still under way keep their
+// elements for the next firing, and the timer is set if the queue or the
+// calls are not empty. Answers that come before the next firing wait for
+// it, as they wait for the transform's next firing.
 func (g *group) endFiring(t time.Duration) error {
 	r, core := g.r, g.core
 	var back []queued
@@ -332,13 +351,21 @@ func (g *group) endFiring(t time.Duration) error {
 		g.head = 0
 	}
 	next := core.Timer(r.start.Add(t)).Sub(r.start)
-	g.firing, g.flight = false, g.flight[:0]
+	for i := range g.flight { // calls that outlive the firing
+		f := &g.flight[i]
+		f.sent, f.prob = core.CallSent(f.call), core.CallProb(f.call)
+		f.elems = f.elems[:0]
+		for _, k := range core.CallElems(f.call) {
+			f.elems = append(f.elems, queued{arrived: g.taken[k].arrived, e: core.Elem(k)})
+		}
+	}
+	g.firing = false
 	if r.cfg.Persist && !r.alg.Shared {
 		if err := g.persist(); err != nil {
 			return err
 		}
 	}
-	if len(g.held) == 0 && g.head == len(g.fresh) {
+	if len(g.held) == 0 && g.head == len(g.fresh) && len(g.flight) == 0 {
 		return nil
 	}
 	g.armed, g.timer = true, max(next, t)

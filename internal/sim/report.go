@@ -221,7 +221,8 @@ seed sweep (%s) gives the median and worst case over other seeds.
   case are busy at once, and a firing starts with up to %s of random delay. A 429 puts
   its element back at the head of the queue, eligible after the Retry-After if any; it
   ends server-throttled only when it would wait too long. The firing ends when its calls
-  are answered, and the next one comes %s after its timer (or at once if it ran
+  are answered or one batch interval after it started (calls still under way are carried
+  by the next firing), and the next one comes %s after its timer (or at once if it ran
   longer). See the package documentation of sim for the exact loop. The batch size is
   high so that the loop does not limit throughput; the maximum wait is %s (the
   simulator's choice).

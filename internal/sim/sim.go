@@ -71,9 +71,17 @@
 //     at once with Config.FinalThrottled (the per-element model of the
 //     transform before postponement).
 //   - A firing ends when its decisions have stopped and its calls are
-//     answered (a DoFn returns with its outputs). If the queue is not empty
-//     the timer is then set: after a Postpone as above, otherwise to the
-//     firing's t + BatchInterval; a time already past fires at once.
+//     answered, or, with calls still under way, one batch interval after
+//     it started (a DoFn returns with its outputs): those calls keep their
+//     elements, and the next firing carries them; an answer that comes
+//     between firings waits for the next one. Past that time a firing
+//     waiting for a free call ends too, unless its oldest call was sent
+//     less than a tenth of a batch interval before. If the queue or the
+//     calls under way are not empty the timer is then set: after a
+//     Postpone as above; after a wait for a free call, when the oldest
+//     call is expected back (at the firing's mean latency, within Tick and
+//     a tenth of a batch interval); otherwise to the firing's
+//     t + BatchInterval; a time already past fires at once.
 //
 // All events (arrivals, firings, answers, the competitor's requests) are
 // processed in global time order, events at the same time in a random
