@@ -45,6 +45,23 @@ import (
 //     requests that would certainly be rejected.
 //   - Idle time does not raise the rate: the curve advances only while
 //     requests wait for their slot.
+//   - Slow APIs: the Pacer measures the answers' latency (an average over
+//     recent answers). Slow start doubles the rate once per latency when
+//     that is longer than a second, as TCP's does once per round trip, so
+//     that it does not overshoot several times over before the first
+//     rejection comes back. A decrease cuts from the rate on the curve
+//     when the rejected request was sent, not from where the curve has
+//     climbed to since: after a slow answer, the cut lands near the
+//     backend's capacity rather than at a share of an overshoot. The
+//     cubic curve takes at least four latencies instead of Recover, so
+//     that it does not climb far above the ceiling while the answers that
+//     would say so are under way. While dark, only requests let through
+//     since the decrease count as probes under way, and a Retry-After of
+//     Recover or less on the answer to a request sent before the decrease
+//     does not block. Under a steady ceiling the curve climbs above it
+//     slower in proportion to the latency beyond 100 ms, so that the
+//     probes for more capacity, each wasting about a latency's worth of
+//     requests against a strict limiter, come rarer as they cost more.
 //
 // Requests may have a cost (see [Policy]): tokens, bytes, items. The rate
 // is in cost units per second, and a request of cost c let through puts
@@ -88,6 +105,8 @@ type Pacer struct {
 	asked   int64   // recent Decide calls
 	unit    float64 // typical cost of a request (EWMA); 0 until a request with a cost is let through
 	steady  bool    // the last congestion came within steadyBand of the ceiling before it
+	lat     int64   // the answers' latency (EWMA, nanos); 0 until an answer
+	probes  int64   // requests let through while dark, not answered yet
 }
 
 // NewPacer returns a Pacer for cfg, or an error naming the invalid field.
@@ -155,10 +174,10 @@ func (p *Pacer) curve(n int64) float64 {
 	if t < 0 {
 		t = 0
 	}
-	if p.ceil == 0 { // slow start: doubling every second
-		return min(p.cfg.StartRate*p.typical()*math.Exp2(t), maxRate)
+	if p.ceil == 0 { // slow start: doubling every second, or every latency if longer
+		return min(p.cfg.StartRate*p.typical()*math.Exp2(t/max(1, float64(p.lat)/1e9)), maxRate)
 	}
-	x := t/(p.cfg.Recover.Seconds()*float64(p.cfg.Groups)) - 1
+	x := t/(p.recover().Seconds()*float64(p.cfg.Groups)) - 1
 	a := 1 - p.cfg.Beta // below the ceiling: back from Beta·ceil
 	c := p.ceil
 	if p.steady {
@@ -167,7 +186,11 @@ func (p *Pacer) curve(n int64) float64 {
 	if x > 0 {
 		a = probeGain // above it: probing for more
 		if p.steady {
-			x /= 2
+			// Half as fast, and slower still when the answers that
+			// would stop an overshoot take long: a probe above a strict
+			// limiter's rate wastes about half of what is sent until
+			// they come back.
+			x /= 2 * max(1, float64(p.lat)/float64(steadyLatency))
 		}
 	}
 	r := min(max(c*(1+a*x*x*x), p.floor()), maxRate)
@@ -197,7 +220,7 @@ func (p *Pacer) Decide(now time.Time, _, cost int) Decision {
 		p.last = n
 		return Decision{Verdict: Postpone, RetryAt: time.Unix(0, p.next), Probability: p.share()}
 	}
-	if p.dark && p.out > 0 && n-p.sent < int64(p.cfg.Recover) {
+	if p.dark && p.probes > 0 && n-p.sent < int64(p.cfg.Recover) {
 		// Rejected since the last decrease: probe with one request at a
 		// time, asking again a typical request's slot later.
 		p.held++
@@ -216,6 +239,9 @@ func (p *Pacer) Decide(now time.Time, _, cost int) Decision {
 	p.next = p.after(n, c) // no burst: the next slot is this request's full spacing away
 	p.last, p.sent = n, n
 	p.out++
+	if p.dark {
+		p.probes++
+	}
 	p.decay()
 	return Decision{Verdict: Send}
 }
@@ -242,9 +268,18 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 	n := unixNanos(now)
 	p.start(n)
 	p.out = max(p.out-1, 0)
+	sent := unixNanos(a.Sent)
+	if !a.Sent.IsZero() && sent <= n {
+		p.learnLatency(n - sent)
+	}
+	if p.dark && sent >= p.cutAt && p.probes > 0 {
+		p.probes--
+	}
 	switch a.Outcome {
 	case Throttled:
-		if ra := a.RetryAfter - retryAfterSlack; ra > 0 {
+		// A short Retry-After on the answer to a request sent before the
+		// last decrease is part of the congestion that decrease answered.
+		if ra := a.RetryAfter - retryAfterSlack; ra > 0 && (sent >= p.cutAt || a.RetryAfter > p.cfg.Recover) {
 			p.blocked = max(p.blocked, satAdd(n, int64(ra)))
 		}
 		if unixNanos(a.Sent) < p.cutAt {
@@ -252,7 +287,12 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 		}
 		r := p.rate
 		if !p.dark {
+			// The rate when the request was sent: a slow answer comes
+			// back after the curve has climbed on.
 			r = p.curve(n)
+			if !a.Sent.IsZero() && sent < n {
+				r = min(r, p.curve(sent))
+			}
 		}
 		if p.ceil == 0 || !p.dark {
 			p.spell = r // a new congestion: remember where it began
@@ -266,9 +306,10 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 		p.rate = max(r*cut, p.floor())
 		p.epoch, p.cutAt = n, n
 		p.dark = true
+		p.probes = 0
 		p.cuts++
 	case Accepted:
-		if !p.dark || unixNanos(a.Sent) < p.cutAt {
+		if !p.dark || sent < p.cutAt {
 			return // not news: sent before the last decrease
 		}
 		if p.cuts >= 2 {
@@ -302,7 +343,7 @@ func (p *Pacer) Budget(now, until time.Time) int {
 	switch {
 	case start > u:
 		return 0
-	case p.dark && p.out > 0:
+	case p.dark && p.probes > 0:
 		return 0
 	case p.dark:
 		return satInt(first)
@@ -320,3 +361,30 @@ func satInt(f float64) int {
 }
 
 var _ Policy = (*Pacer)(nil)
+
+// latencyWeight is the weight of a new answer in the latency average.
+const latencyWeight = 1.0 / 8
+
+// learnLatency moves the latency average towards an answer's latency d.
+func (p *Pacer) learnLatency(d int64) {
+	if p.lat == 0 {
+		p.lat = max(d, 1)
+		return
+	}
+	p.lat += int64(float64(d-p.lat) * latencyWeight)
+	p.lat = max(p.lat, 1)
+}
+
+// steadyLatency is the latency up to which the curve climbs above a steady
+// ceiling at half its speed; beyond it, slower in proportion.
+const steadyLatency = 100 * time.Millisecond
+
+// recoverLatencies is how many latencies the cubic curve takes at least to
+// climb back to the ceiling.
+const recoverLatencies = 4
+
+// recover is how long the cubic curve takes to climb back to the ceiling
+// (for one group): Recover, or recoverLatencies latencies if longer.
+func (p *Pacer) recover() time.Duration {
+	return max(p.cfg.Recover, time.Duration(recoverLatencies*p.lat))
+}

@@ -77,7 +77,10 @@ func pacerScript(p *Pacer, seed uint64, steps int, ask func(p *Pacer, now time.T
 // through NewShared, as the Pacer did before costs: the digests of the
 // scripted runs were first recorded with the Pacer of commit f42c1ac, which
 // had only Decide, and recorded again when the steady ceiling changed the
-// curve (both paths still agree on each).
+// curve, and when a cut came from the rate at the rejected request's send
+// time, the dark spell's probes counted only requests sent since the cut,
+// and the curve's time scale followed the latency (both paths still agree
+// on each).
 func TestPacerCostOne(t *testing.T) {
 	configs := []PacerConfig{
 		{},
@@ -90,15 +93,15 @@ func TestPacerCostOne(t *testing.T) {
 		digest uint64
 		sends  int
 	}{
-		{1, 0, 0x568ace899b5d3684, 1732},
-		{1, 1, 0xb702f212121b25aa, 1743},
-		{1, 2, 0x4b3b965a99a80991, 1732},
-		{2, 0, 0x61489949a8f44f22, 1736},
-		{2, 1, 0xca55567682fa1985, 1732},
-		{2, 2, 0x9b18e106534677eb, 1736},
-		{3, 0, 0xb9be54589ca9acdb, 1734},
-		{3, 1, 0xeb60b7dbf2bfe2e8, 1739},
-		{3, 2, 0xccd476ac8806a983, 1736},
+		{1, 0, 0x1623757d275bcd30, 1733},
+		{1, 1, 0x4c9893be99b9a749, 1746},
+		{1, 2, 0x940b9c8b7073fe44, 1732},
+		{2, 0, 0xc8a8541d396f3d32, 1736},
+		{2, 1, 0xbb018dd93f132e31, 1741},
+		{2, 2, 0x4f90905f060e1b55, 1736},
+		{3, 0, 0x833521bdc45cd4c9, 1734},
+		{3, 1, 0x8a3b3d23d7e50d2d, 1741},
+		{3, 2, 0x6aa14ae4e5ecba9b, 1739},
 	}
 	asks := []struct {
 		name string
@@ -406,8 +409,8 @@ func TestPacerStateUnit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b[0] != 0x23 {
-		t.Errorf("got version %#x, want 0x23", b[0])
+	if b[0] != 0x24 {
+		t.Errorf("got version %#x, want 0x24", b[0])
 	}
 	q := newTestPacer(t, PacerConfig{StartRate: 10})
 	if err := q.UnmarshalBinary(b); err != nil {
@@ -445,6 +448,7 @@ func TestPacerReadsVersion2(t *testing.T) {
 		}
 	}
 	want.unit = 0
+	want.lat, want.probes = 0, 0 // not known before version 0x24
 	p := newTestPacer(t, PacerConfig{StartRate: 10})
 	if err := p.UnmarshalBinary(old); err != nil {
 		t.Fatalf("UnmarshalBinary of version 0x22: %v", err)
@@ -468,8 +472,8 @@ func TestPacerReadsVersion2(t *testing.T) {
 	}
 	// Saved again, it is of this version and keeps its unit.
 	b, _ := p.MarshalBinary()
-	if b[0] != 0x23 || len(b) != len(old)+8 {
-		t.Errorf("saved again: version %#x, %d bytes, want 0x23, %d", b[0], len(b), len(old)+8)
+	if b[0] != 0x24 || len(b) != len(old)+24 {
+		t.Errorf("saved again: version %#x, %d bytes, want 0x24, %d", b[0], len(b), len(old)+24)
 	}
 	// The first request with a cost sets the unit.
 	q := newTestPacer(t, PacerConfig{StartRate: 10})
@@ -495,11 +499,12 @@ func TestPacerUnmarshalRefusesUnit(t *testing.T) {
 	good, _ := p.MarshalBinary()
 	withUnit := func(u float64) []byte {
 		b := slices.Clone(good)
-		binary.LittleEndian.PutUint64(b[len(b)-8:], math.Float64bits(u))
+		binary.LittleEndian.PutUint64(b[len(b)-24:], math.Float64bits(u)) // before the latency and the probes
 		return b
 	}
 	set := func(i int, v byte, b []byte) []byte { b = slices.Clone(b); b[i] = v; return b }
 	old, _ := hex.DecodeString(pacerState2)
+	v3 := set(0, 0x23, good[:len(good)-16])
 	tests := []struct {
 		name string
 		data []byte
@@ -510,6 +515,8 @@ func TestPacerUnmarshalRefusesUnit(t *testing.T) {
 		{"unit 1", withUnit(1), nil},
 		{"largest unit", withUnit(1 << 63), nil},
 		{"version 0x22", old, nil},
+		{"version 0x23", v3, nil},
+		{"negative latency", append(slices.Clone(good[:len(good)-16]), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0), ErrState},
 		{"unit NaN", withUnit(math.NaN()), ErrState},
 		{"unit +Inf", withUnit(math.Inf(1)), ErrState},
 		{"unit above the largest cost", withUnit(1 << 64), ErrState},
@@ -519,7 +526,8 @@ func TestPacerUnmarshalRefusesUnit(t *testing.T) {
 		{"unknown flag in 0x22", set(1, 0x80|1, old), ErrState},
 		{"0x22 of this version's length", set(0, 0x22, good), ErrState},
 		{"0x23 of version 0x22's length", set(0, 0x23, old), ErrState},
-		{"version 0x24", set(0, 0x24, good), ErrState},
+		{"version 0x25", set(0, 0x25, good), ErrState},
+		{"0x23 of this version's length", set(0, 0x23, good), ErrState},
 		{"one byte more", append(slices.Clone(good), 0), ErrState},
 	}
 	for _, tc := range tests {

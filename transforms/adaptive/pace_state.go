@@ -6,13 +6,15 @@ import (
 )
 
 // pacerVersion is the version byte of the Pacer's state encoding: the high
-// nibble is the policy (2, the pacer), the low one the version. Version 3
-// added the unit, and later the steady flag (a Pacer saved before it reads
-// as not steady); the state of version 2 (pacerVersion2), saved when every
-// request cost 1, is read with the unit not known yet (0), and its rates
-// as cost units per second.
+// nibble is the policy (2, the pacer), the low one the version. Version 4
+// added the latency and the probes under way (a Pacer of version 3 reads
+// with neither known); version 3 added the unit, and later the steady flag
+// (a Pacer saved before it reads as not steady); the state of version 2
+// (pacerVersion2), saved when every request cost 1, is read with the unit
+// not known yet (0), and its rates as cost units per second.
 const (
-	pacerVersion  = 0x23
+	pacerVersion  = 0x24
+	pacerVersion3 = 0x23
 	pacerVersion2 = 0x22
 )
 
@@ -20,9 +22,10 @@ const (
 // reaching it the rate is (1 + probeGain) × the ceiling.
 var probeGain = 0.3
 
-// pacerWords is the number of 8-byte words of the Pacer's state; version 2
-// had one fewer, the unit, which comes last.
-const pacerWords = 14
+// pacerWords is the number of 8-byte words of the Pacer's state; version 3
+// had two fewer (the latency and the probes, which come last), version 2
+// three (the unit too).
+const pacerWords = 16
 
 // pacerFlags are the bits of the flags byte: started, dark, steady.
 const pacerFlags = 1 | 2 | 4
@@ -49,6 +52,8 @@ func (p *Pacer) MarshalBinary() ([]byte, error) {
 		b = binary.LittleEndian.AppendUint64(b, uint64(v))
 	}
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(p.unit))
+	b = binary.LittleEndian.AppendUint64(b, uint64(p.lat))
+	b = binary.LittleEndian.AppendUint64(b, uint64(p.probes))
 	return b, nil
 }
 
@@ -65,7 +70,8 @@ func (p *Pacer) UnmarshalBinary(data []byte) error {
 	}
 	switch {
 	case len(data) == 2+8*pacerWords && data[0] == pacerVersion:
-	case len(data) == 2+8*(pacerWords-1) && data[0] == pacerVersion2:
+	case len(data) == 2+8*(pacerWords-2) && data[0] == pacerVersion3:
+	case len(data) == 2+8*(pacerWords-3) && data[0] == pacerVersion2:
 	default:
 		return ErrState
 	}
@@ -81,6 +87,9 @@ func (p *Pacer) UnmarshalBinary(data []byte) error {
 	if len(d) > 0 {
 		q.unit = f()
 	}
+	if len(d) > 0 {
+		q.lat, q.probes = i(), i()
+	}
 	// A unit is 0 (not known yet) or an average of costs of at least 1.
 	if !(q.unit == 0 || q.unit >= 1 && q.unit <= maxUnit) {
 		return ErrState
@@ -90,7 +99,7 @@ func (p *Pacer) UnmarshalBinary(data []byte) error {
 			return ErrState
 		}
 	}
-	if q.started && !(q.rate > 0) || q.cuts < 0 || q.held < 0 || q.asked < q.held || q.out < 0 {
+	if q.started && !(q.rate > 0) || q.cuts < 0 || q.held < 0 || q.asked < q.held || q.out < 0 || q.lat < 0 || q.probes < 0 {
 		return ErrState
 	}
 	*p = q
