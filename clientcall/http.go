@@ -25,7 +25,7 @@ import (
 const (
 	DefaultTimeout          = 30 * time.Second
 	DefaultMaxResponseBytes = 10 << 20
-	DefaultMaxConnsPerHost  = 16
+	DefaultMaxConnsPerHost  = 512
 )
 
 const (
@@ -106,8 +106,10 @@ type HTTP struct {
 	// DefaultMaxResponseBytes (10 MiB).
 	MaxResponseBytes int64
 	// MaxConnsPerHost bounds the connections to the server (busy and idle);
-	// calls beyond it wait for a free connection. 0 means
-	// DefaultMaxConnsPerHost (16).
+	// calls beyond it wait for a free connection, and the wait counts in
+	// their latency. 0 means DefaultMaxConnsPerHost (512): high enough that
+	// the throttle's calls in flight, not the connection pool, bound a slow
+	// API's calls (a 2 s API at 20 calls/s has 40 under way).
 	MaxConnsPerHost int
 	// ItemStatusField, when set (e.g. "status"), names a member of the
 	// entries of a batch response (see [HTTP.CallBatch]) that holds the

@@ -34,7 +34,8 @@ import (
 // Each firing works through the head of the queue as the group's policy
 // decides (see firing).
 type throttleFn struct {
-	Queue       state.Map[int64, batch] // the buffer: batches by sequence number, oldest first
+	Queue       state.Map[int64, batch]  // the buffer: batches by sequence number, oldest first
+	Flying      state.Map[string, batch] // the elements of calls under way when a firing ended, by call ID
 	Meta        state.Value[queueMeta]
 	PolicyState state.Value[[]byte] // the policy's state (adaptive.Policy.MarshalBinary)
 	Flush       timers.ProcessingTime
@@ -55,6 +56,7 @@ type throttleFn struct {
 	shared     bool          // policy is the worker's (ScopeWorker), not saved per group
 	pool       *permitPool   // the worker's permits of the shared quota; nil without one
 	progress   *progressMark // the transform's last progress on this worker (MaxStall)
+	board      *callBoard    // the transform's calls on this worker, under way or answered
 	cache      cache.Store   // the worker's response cache (WithCache); nil without one
 	src        *rand.PCG
 	rng        *rand.Rand
@@ -138,6 +140,9 @@ func (f *throttleFn) Setup(ctx context.Context) error {
 	if f.progress, err = workerProgress.acquire(f.ID, newProgressMark); err != nil {
 		return err
 	}
+	if f.board, err = workerCalls.acquire(f.ID, newCallBoard); err != nil {
+		return err
+	}
 	if f.Cache {
 		if f.cache, err = acquireCache(f.CacheAddr); err != nil {
 			return err
@@ -190,6 +195,12 @@ func (f *throttleFn) Teardown(ctx context.Context) error {
 	if f.progress != nil {
 		workerProgress.release(f.ID)
 		f.progress = nil
+	}
+	if f.board != nil {
+		if b, last := workerCalls.release(f.ID); last {
+			b.cancel()
+		}
+		f.board = nil
 	}
 	if f.cache != nil {
 		releaseCache(f.CacheAddr)

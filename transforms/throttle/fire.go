@@ -36,11 +36,19 @@ type driver struct {
 	keys    map[string]bool // the cache keys of the elements this firing decides on (WithCache)
 	waiting []item          // elements whose cache key another element of this firing holds
 	settled []settled       // cache keys whose element was routed since the driver last looked
+
+	calls     []*call         // the core's calls, by number: carried, then sent
+	collected map[string]bool // the calls whose answers the firing collected, by ID
+	flown     []flown         // the calls it ended with under way
 }
 
 // newFiring starts a firing of group key for the timer time fire.
 func (f *throttleFn) newFiring(ctx context.Context, key string, fire time.Time, out emitters) *driver {
-	return &driver{fn: f, ctx: ctx, key: key, fire: fire, wall: time.Now(), clock: time.Now, out: out}
+	if f.board == nil { // a DoFn not set up: the firing logic alone, in tests
+		f.board, _ = newCallBoard()
+	}
+	return &driver{fn: f, ctx: ctx, key: key, fire: fire, wall: time.Now(), clock: time.Now, out: out,
+		collected: map[string]bool{}}
 }
 
 func (fr *driver) now() time.Time { return fr.start().Add(fr.clock().Sub(fr.wall)) }
@@ -74,7 +82,7 @@ func (fr *driver) begin() *firing.Firing {
 func (f *throttleFn) coreConfig() firing.Config {
 	strategy := map[Strategy]firing.Strategy{Drop: firing.Drop, Retry: firing.Retry, Postpone: firing.Postpone}[f.Strategy]
 	return firing.Config{
-		BatchInterval: f.BatchInterval, Wait: f.BatchInterval, CallsInFlight: f.CallsInFlight,
+		BatchInterval: f.BatchInterval, Wait: f.BatchInterval, CallsInFlight: f.CallsInFlight, Detach: true,
 		ItemsPerCall: f.ItemsPerCall, BytesPerCall: f.BytesPerCall, CostPerCall: f.CostPerCall,
 		MaxWait: f.MaxWait, MaxStall: f.MaxStall,
 		Strategy: strategy, MaxAttempts: f.MaxAttempts, MaxAge: f.MaxAge,
@@ -82,11 +90,8 @@ func (f *throttleFn) coreConfig() firing.Config {
 }
 
 // run works through items, which begin's core has not seen yet, and then
-// through what the core asks: the calls, at most CallsInFlight at once, each
-// in a goroutine of its own within the call timeout (a call that outlives
-// it is abandoned with its goroutine, and answered with a timeoutError);
-// the waits, on the wall clock, woken early by an answer; the routes.
-// Afterwards requeue and rest hold what goes back to the queue.
+// through what the core asks (see drive). Afterwards requeue and rest hold
+// what goes back to the queue.
 func (fr *driver) run(items []item) {
 	core := fr.begin()
 	now := fr.now()
@@ -97,30 +102,28 @@ func (fr *driver) run(items []item) {
 }
 
 // call is a call under way or answered; a firing's calls are numbered
-// from 0, as the core numbers them, and kept in that order.
+// from 0, as the core numbers them (the calls carried from earlier
+// firings first), and kept in that order.
 type call struct {
-	n       int       // the core's number
-	items   []item    // its elements
-	timeout time.Time // by the wall clock (time.Now, never a test's clock)
-	res     callResult
-	done    bool
-}
-
-// answer is what came back of call n.
-type answer struct {
-	n   int
-	res callResult
+	n     int       // the core's number
+	items []item    // its elements
+	p     *pending  // on the worker's call board
+	sent  time.Time // by the throttle's clock
+	res   callResult
+	done  bool
 }
 
 // drive carries out the core's steps until it is done; items are the
-// core's elements, by index.
+// core's elements, by index. The calls, at most CallsInFlight at once,
+// each run in a goroutine of their own within the call timeout (a call
+// that outlives it is abandoned with its goroutine, and answered with a
+// timeoutError) and post their answers to the worker's call board; the
+// waits are on the wall clock, woken early by an answer. A call may
+// outlive the firing (the core's Detach): a later firing of the group
+// collects its answer.
 func (fr *driver) drive(items []item) {
-	f, core := fr.fn, fr.core
-	answers := make(chan answer, max(f.CallsInFlight, 1))
-	over := make(chan struct{})
-	defer close(over)
-	var calls []*call
-	pending := 0 // calls[pending:] may be under way; those before are answered
+	core := fr.core
+	grp := fr.fn.board.group(fr.key)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
@@ -134,19 +137,19 @@ func (fr *driver) drive(items []item) {
 			fr.end(items)
 			return
 		case firing.Call:
-			c := &call{n: s.Call, items: callItems(items, s.Elems), timeout: time.Now().Add(f.CallTimeout)}
-			calls = append(calls, c)
+			c := &call{n: s.Call, items: callItems(items, s.Elems), sent: now,
+				p: fr.fn.board.start(fr.key, time.Now().Add(fr.fn.CallTimeout))}
+			fr.calls = append(fr.calls, c)
 			fr.t.calls++
 			fr.t.cost += int64(s.Cost)
-			go fr.invoke(c.n, c.items, answers, over)
+			go fr.invoke(c)
 		case firing.Route:
-			fr.routed(now, items, s, calls)
+			fr.routed(now, items, s, fr.calls)
 			items = fr.release(now, items)
 		case firing.Wait:
-			for pending < len(calls) && calls[pending].done {
-				pending++
+			if fr.collect(items) == 0 {
+				fr.wait(s, items, grp.wake, timer)
 			}
-			fr.wait(s, items, calls, pending, answers, timer)
 		}
 	}
 }
@@ -163,44 +166,58 @@ func callItems(items []item, elems []int) []item {
 	return out
 }
 
-// invoke makes call n of items within the call timeout and sends its
-// answer, unless the firing is over. A call that fails once the timeout ran
-// out ends with a timeoutError.
-func (fr *driver) invoke(n int, items []item, answers chan<- answer, over <-chan struct{}) {
-	ctx, cancel := context.WithTimeout(fr.ctx, fr.fn.CallTimeout)
+// invoke makes call c within the call timeout and posts its answer to the
+// worker's call board. A call that fails once the timeout ran out ends
+// with a timeoutError. It uses the worker's context, not the bundle's: the
+// call may outlive the bundle that made it.
+func (fr *driver) invoke(c *call) {
+	f := fr.fn
+	ctx, cancel := context.WithTimeout(f.board.ctx, f.CallTimeout)
 	defer cancel()
 	start := time.Now()
-	res := fr.fn.invoker.invoke(ctx, items)
+	res := f.invoker.invoke(ctx, c.items)
 	res.latency = time.Since(start)
-	if res.failed() && errors.Is(ctx.Err(), context.DeadlineExceeded) && fr.ctx.Err() == nil {
+	if res.failed() && errors.Is(ctx.Err(), context.DeadlineExceeded) && f.board.ctx.Err() == nil {
 		// It failed because its time ran out (a caller that honours its
 		// context returns as the driver gives up on it): a timeout.
-		res = callResult{err: &timeoutError{Timeout: fr.fn.CallTimeout}, latency: res.latency}
+		res = callResult{err: &timeoutError{Timeout: f.CallTimeout}, latency: res.latency}
 	}
-	select {
-	case answers <- answer{n: n, res: res}:
-	case <-over:
+	f.board.finish(fr.key, c.p, res)
+}
+
+// collect gives the core the answers that came to its calls, and returns
+// how many.
+func (fr *driver) collect(items []item) int {
+	n := 0
+	for _, c := range fr.calls {
+		if c.done {
+			continue
+		}
+		if res, ok := fr.fn.board.answer(c.p); ok {
+			fr.answered(items, c, res)
+			n++
+		}
 	}
+	return n
 }
 
 // wait waits as s says, for at most until its time: until an answer comes
-// (taken), a call under way outlives its timeout (answered with a
-// TimeoutError), or the pipeline is interrupted. t is the driver's timer,
+// (collected), a call under way outlives its timeout (answered with a
+// timeoutError), or the pipeline is interrupted. t is the driver's timer,
 // stopped.
-func (fr *driver) wait(s firing.Step, items []item, calls []*call, pending int, answers <-chan answer, t *time.Timer) {
+func (fr *driver) wait(s firing.Step, items []item, wake <-chan struct{}, t *time.Timer) {
 	var d time.Duration = -1 // no timer
 	if !s.Until.IsZero() {
 		d = max(s.Until.Sub(fr.now()), 0)
 	}
 	var first *call // the call under way whose timeout comes first
-	for _, c := range calls[pending:] {
-		if !c.done {
+	for _, c := range fr.calls {
+		if !c.done && (first == nil || c.p.timeout.Before(first.p.timeout)) {
 			first = c
-			break
 		}
 	}
 	if first != nil {
-		if t := max(time.Until(first.timeout), 0); d < 0 || t < d {
+		if t := max(time.Until(first.p.timeout), 0); d < 0 || t < d {
 			d = t
 		}
 	}
@@ -211,25 +228,25 @@ func (fr *driver) wait(s firing.Step, items []item, calls []*call, pending int, 
 		timer = t.C
 	}
 	select {
-	case a := <-answers:
-		fr.answered(items, calls[a.n], a.res)
+	case <-wake:
+		fr.collect(items)
 	case <-timer:
-		if first != nil && !time.Now().Before(first.timeout) {
-			fr.answered(items, first, callResult{
-				err: &timeoutError{Timeout: fr.fn.CallTimeout}, latency: fr.fn.CallTimeout,
-			})
+		if first != nil && !time.Now().Before(first.p.timeout) {
+			res := callResult{err: &timeoutError{Timeout: fr.fn.CallTimeout}, latency: fr.fn.CallTimeout}
+			fr.fn.board.finish(fr.key, first.p, res) // a late answer is ignored
+			fr.collect(items)
 		}
 	case <-interrupt.Done():
 	}
 }
 
-// answered gives the core the answer res to call c, unless it was
-// answered already (a call abandoned at its timeout, answered late).
+// answered gives the core the answer res to call c.
 func (fr *driver) answered(items []item, c *call, res callResult) {
 	if c.done {
 		return
 	}
 	c.done, c.res = true, res
+	fr.collected[c.p.id] = true
 	latencyMs.Update(fr.ctx, res.latency.Milliseconds())
 	results := make([]firing.Result, len(c.items))
 	elems := fr.core.CallElems(c.n)
@@ -268,6 +285,7 @@ func (fr *driver) end(items []item) {
 		syncItem(&it, core.Elem(k))
 		fr.rest = append(fr.rest, it)
 	}
+	fr.flying(items)
 	fr.t.requests += int64(core.Attempts())
 	fr.t.retries += int64(len(fr.requeue))
 	fr.t.throttled = fr.t.throttled || core.Throttled()

@@ -33,6 +33,15 @@ const (
 	// the pipeline was interrupted (see pipeline.Run); they are counted in
 	// metricClientThrottled, metricServerThrottled or metricDropped too.
 	metricInterrupted = "interrupted"
+	// metricRecalled counts the elements called again because the worker
+	// that had their call under way was gone when their group next fired
+	// (a restart, or the group moved to another worker): the transform
+	// calls at least once, and these are the repeats it knows of.
+	metricRecalled = "recalled"
+	// metricOrphaned counts the calls answered on a worker that no firing
+	// collected: their bundle failed after making them, and the retry
+	// called its elements again.
+	metricOrphaned = "orphaned"
 	// With WithCache: elements answered from the response cache (they go
 	// to Success without a call, and count in none of the above), elements
 	// the cache did not hold, and reads and writes of the cache that failed
@@ -74,6 +83,8 @@ var (
 	callsCounter           = beam.NewCounter(namespace, metricCalls)
 	costCounter            = beam.NewCounter(namespace, metricCost)
 	interruptedCounter     = beam.NewCounter(namespace, metricInterrupted)
+	recalledCounter        = beam.NewCounter(namespace, metricRecalled)
+	orphanedCounter        = beam.NewCounter(namespace, metricOrphaned)
 	cacheHitsCounter       = beam.NewCounter(namespace, metricCacheHits)
 	cacheMissesCounter     = beam.NewCounter(namespace, metricCacheMisses)
 	cacheErrorsCounter     = beam.NewCounter(namespace, metricCacheErrors)

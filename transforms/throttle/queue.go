@@ -24,6 +24,10 @@ type queueMeta struct {
 	// clock (a synthetic clock in tests). Elements joining the queue are
 	// stamped with the wall clock plus Skew.
 	Skew int64
+	// Flying are the calls under way when the last firing ended, oldest
+	// first; their elements are in the Flying map state, not in the queue
+	// (or Size).
+	Flying []flyingCall
 }
 
 // maxScan bounds how many stored batches one firing looks at.
@@ -271,7 +275,7 @@ func (f *throttleFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Pr
 	if err != nil {
 		return err
 	}
-	if interrupted() {
+	if interrupted() && len(meta.Flying) == 0 {
 		if err := fr.drain(sp, &meta); err != nil {
 			return err
 		}
@@ -282,10 +286,15 @@ func (f *throttleFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Pr
 		f.report(ctx, &fr.t, false)
 		return nil
 	}
-	items, err := fr.takeLive(sp, &meta)
+	items, err := fr.carry(sp, &meta)
 	if err != nil {
 		return err
 	}
+	taken, err := fr.takeLive(sp, &meta)
+	if err != nil {
+		return err
+	}
+	items = append(items, taken...)
 	if !f.shared {
 		saved, _, err := f.PolicyState.Read(sp)
 		if err != nil {
@@ -339,14 +348,20 @@ func (f *throttleFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Pr
 			}
 		}
 	}
+	if err := fr.storeFlying(sp, &meta); err != nil {
+		return err
+	}
 	meta.Armed = 0
 	meta.Skew = fr.start().UnixNano() - fr.wall.UnixNano()
-	if meta.Size > 0 {
+	if meta.Size > 0 || len(meta.Flying) > 0 {
+		// A call under way keeps the timer armed: its answer is routed
+		// by the group's next firing.
 		next := fr.core.Timer(fr.now())
 		f.Flush.Set(tp, next)
 		meta.Armed = next.UnixNano()
-		fr.t.throttled = true
-	} else {
+		fr.t.throttled = fr.t.throttled || meta.Size > 0
+	}
+	if meta.Size == 0 {
 		meta.Head, meta.Tail = 0, 0
 	}
 	if err := f.Meta.Write(sp, meta); err != nil {

@@ -37,6 +37,7 @@ type tally struct {
 	requests, accepted, clientThrottled, serverThrottled, errs, retries, dropped, postponed int64
 	interrupted                                                                             int64
 	calls, cost                                                                             int64
+	recalled, orphaned                                                                      int64
 	cacheHits, cacheMisses, cacheErrors                                                     int64
 	throttled                                                                               bool
 	tiers                                                                                   [3]tierTally // with WithPriority, lowest first
@@ -256,7 +257,7 @@ func (f *throttleFn) report(ctx context.Context, t *tally, touch bool) {
 		{clientThrottledCounter, t.clientThrottled}, {serverThrottledCounter, t.serverThrottled},
 		{errorsCounter, t.errs}, {retriesCounter, t.retries}, {droppedCounter, t.dropped},
 		{postponedCounter, t.postponed}, {callsCounter, t.calls}, {costCounter, t.cost},
-		{interruptedCounter, t.interrupted},
+		{interruptedCounter, t.interrupted}, {recalledCounter, t.recalled}, {orphanedCounter, t.orphaned},
 	}
 	if f.cache != nil {
 		counts = append(counts, count{cacheHitsCounter, t.cacheHits}, count{cacheMissesCounter, t.cacheMisses},

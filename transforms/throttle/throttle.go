@@ -48,6 +48,10 @@
 //	postponed         elements a firing left in the queue for a later one
 //	interrupted       elements routed without a call because the pipeline was
 //	                  interrupted (counted in a throttled output or dropped too)
+//	recalled          elements called again: the worker that had their call
+//	                  under way was gone when their group next fired
+//	orphaned          calls answered that no firing collected (their bundle
+//	                  failed, and the retry called their elements again)
 //	calls             calls made (Call, or CallBatch for several elements)
 //	cost              cost units of the calls made (WithCost; 1 per element by default)
 //	call_latency_ms   a distribution: the caller's latency per call

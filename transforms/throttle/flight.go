@@ -1,0 +1,249 @@
+package throttle
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
+
+	"github.com/beamthrottle/beamthrottle/internal/firing"
+)
+
+// workerCalls holds, per transform running in this process (by
+// throttleFn.ID), the calls its groups have under way or answered here: a
+// call outlives the firing that sent it (a slow API's answer comes seconds
+// later), and a later firing of its group collects the answer.
+var workerCalls = &registry[*callBoard]{m: map[string]*shared[*callBoard]{}}
+
+// flyingCall is a call a firing ended with under way, as the group's state
+// names it (queueMeta.Flying); its elements are in the Flying map state
+// under ID, so a worker that dies loses none of them.
+type flyingCall struct {
+	ID   string
+	Sent int64   // unix nanos, by the throttle's clock
+	Prob float64 // the policy's rejection probability when it decided
+}
+
+// callBoard is the calls of one transform's groups on this worker. It is
+// safe for concurrent use: a call's goroutine posts its answer while a
+// firing of its group may be waiting for it.
+type callBoard struct {
+	// ctx is the calls' context: a call outlives the bundle that made it,
+	// and ends only with the board (the last DoFn instance of the
+	// transform in the process torn down).
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu     sync.Mutex
+	nonce  string // this board's: call IDs are unique across workers and restarts
+	seq    int64
+	groups map[string]*groupCalls
+}
+
+// groupCalls is one group's calls on a callBoard.
+type groupCalls struct {
+	calls map[string]*pending
+	wake  chan struct{} // signalled when one of them is answered
+}
+
+// pending is a call under way or answered, not yet collected by a firing.
+type pending struct {
+	id      string
+	timeout time.Time // by the wall clock
+	done    bool
+	res     callResult
+}
+
+func newCallBoard() (*callBoard, error) {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &callBoard{ctx: ctx, cancel: cancel, nonce: hex.EncodeToString(b[:]), groups: map[string]*groupCalls{}}, nil
+}
+
+// group returns the calls of group key, made if there are none.
+func (b *callBoard) group(key string) *groupCalls {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	g, ok := b.groups[key]
+	if !ok {
+		g = &groupCalls{calls: map[string]*pending{}, wake: make(chan struct{}, 1)}
+		b.groups[key] = g
+	}
+	return g
+}
+
+// start notes a call of group key, answered by timeout at the latest.
+func (b *callBoard) start(key string, timeout time.Time) *pending {
+	g := b.group(key)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.seq++
+	p := &pending{id: b.nonce + "-" + strconv.FormatInt(b.seq, 36), timeout: timeout}
+	g.calls[p.id] = p
+	return p
+}
+
+// finish posts the answer to call p of group key, unless it has one (a
+// call given up at its timeout), and wakes a firing of the group waiting
+// for answers.
+func (b *callBoard) finish(key string, p *pending, res callResult) {
+	g := b.group(key)
+	b.mu.Lock()
+	if !p.done {
+		p.done, p.res = true, res
+	}
+	b.mu.Unlock()
+	select {
+	case g.wake <- struct{}{}:
+	default:
+	}
+}
+
+// answer returns the answer to call p, if it has one.
+func (b *callBoard) answer(p *pending) (callResult, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return p.res, p.done
+}
+
+// lookup returns group key's call id, if this board has it.
+func (b *callBoard) lookup(key, id string) (*pending, bool) {
+	g := b.group(key)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p, ok := g.calls[id]
+	return p, ok
+}
+
+// sweep forgets group key's calls other than those in keep (the calls the
+// group's state names), once they are answered: their answers were
+// collected, or belong to a firing whose bundle failed, whose elements the
+// runner gives to the retry. It returns how many of those it forgot
+// without their answer being collected.
+func (b *callBoard) sweep(key string, keep map[string]bool, collected map[string]bool) (orphans int) {
+	g := b.group(key)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for id, p := range g.calls {
+		if keep[id] || !p.done {
+			continue
+		}
+		if !collected[id] {
+			orphans++
+		}
+		delete(g.calls, id)
+	}
+	if len(g.calls) == 0 {
+		delete(b.groups, key)
+	}
+	return orphans
+}
+
+// carry gives the firing's core the calls the group's last firing ended
+// with (meta.Flying), whose elements come first in the core's order, and
+// returns those elements. A call the worker's board does not have (the
+// worker restarted, or the group moved here from another) is called again:
+// its elements go back to the head of the queue, counted as recalled.
+func (fr *driver) carry(sp state.Provider, meta *queueMeta) ([]item, error) {
+	f, core := fr.fn, fr.begin()
+	var items, recalled []item
+	kept := meta.Flying[:0:0]
+	for _, fc := range meta.Flying {
+		b, ok, err := f.Flying.Get(sp, fc.ID)
+		if err != nil {
+			return nil, err
+		}
+		p, found := f.board.lookup(fr.key, fc.ID)
+		if !ok || !found {
+			recalled = append(recalled, b.Items...)
+			if err := f.Flying.Remove(sp, fc.ID); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		es := make([]firing.Elem, len(b.Items))
+		for i := range b.Items {
+			es[i] = elemOf(&b.Items[i])
+			if k := b.Items[i].CacheKey; k != "" && f.cache != nil {
+				if fr.keys == nil {
+					fr.keys = map[string]bool{}
+				}
+				fr.keys[k] = true // its duplicates wait for its answer
+			}
+		}
+		sent := time.Unix(0, fc.Sent)
+		n := core.Carry(sent, es, fc.Prob)
+		fr.calls = append(fr.calls, &call{n: n, items: b.Items, p: p, sent: sent})
+		items = append(items, b.Items...)
+		kept = append(kept, fc)
+	}
+	meta.Flying = kept
+	if len(recalled) > 0 {
+		fr.t.recalled += int64(len(recalled))
+		if err := f.putBack(sp, meta, recalled); err != nil {
+			return nil, err
+		}
+	}
+	return items, nil
+}
+
+// flown is a call the firing ended with under way, and its elements as the
+// core left them.
+type flown struct {
+	call  flyingCall
+	items []item
+}
+
+// flying notes, once the core is done, the calls it ended with under way
+// (see storeFlying); items are its elements, by the core's index.
+func (fr *driver) flying(items []item) {
+	core := fr.core
+	for _, n := range core.Flying() {
+		c := fr.calls[n]
+		fl := flown{call: flyingCall{ID: c.p.id, Sent: core.CallSent(n).UnixNano(), Prob: core.CallProb(n)}}
+		for _, k := range core.CallElems(n) {
+			it := items[k]
+			syncItem(&it, core.Elem(k))
+			fl.items = append(fl.items, it)
+		}
+		fr.flown = append(fr.flown, fl)
+	}
+}
+
+// storeFlying writes to the group's state the calls the firing ended with
+// under way, and removes those it collected; the worker's board forgets
+// the calls no state names once they are answered.
+func (fr *driver) storeFlying(sp state.Provider, meta *queueMeta) error {
+	f := fr.fn
+	was := map[string]bool{}
+	for _, fc := range meta.Flying {
+		was[fc.ID] = true
+	}
+	keep := map[string]bool{}
+	meta.Flying = meta.Flying[:0]
+	for _, fl := range fr.flown {
+		keep[fl.call.ID] = true
+		meta.Flying = append(meta.Flying, fl.call)
+		if !was[fl.call.ID] {
+			if err := f.Flying.Put(sp, fl.call.ID, batch{Items: fl.items}); err != nil {
+				return err
+			}
+		}
+	}
+	for id := range was {
+		if !keep[id] {
+			if err := f.Flying.Remove(sp, id); err != nil {
+				return err
+			}
+		}
+	}
+	fr.t.orphaned += int64(f.board.sweep(fr.key, keep, fr.collected))
+	return nil
+}
