@@ -15,13 +15,13 @@ func BenchmarkPipeline(b *testing.B) {
 		Name: "bench", Caller: "echo", Generate: n, Mode: "sre", K: 1e9,
 		Groups: 4, BatchSize: 5000, BatchInterval: 100 * time.Millisecond, Strategy: "route",
 		MaxAttempts: 3, MaxAge: time.Minute, CallTimeout: 5 * time.Second, CallsInFlight: 1,
-		MaxTotalAttempts: DefaultMaxTotalAttempts, OutputPrefix: b.TempDir() + "/",
+		MaxTotalAttempts: defaultMaxTotalAttempts, OutputPrefix: b.TempDir() + "/",
 	}
 	var total time.Duration
 	iters := 0
 	for b.Loop() {
 		start := time.Now()
-		sum, err := Run(context.Background(), o, NewProgress(nil, 0))
+		sum, err := Run(context.Background(), o, newCountingMonitor())
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -7,107 +7,18 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
+	beamrunners "github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 	"github.com/google/uuid"
 
+	"github.com/beamthrottle/beamthrottle/internal/runners"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle"
 )
-
-// Runner is a Beam runner this binary can run the pipeline on, as Beam's
-// --runner flag names it.
-type Runner struct {
-	Name    string   // the usual name
-	Aliases []string // other names Beam registers for it
-	Doc     string   // one line for --help
-	// Workers says where the pipeline's DoFns (the caller, its --header_env
-	// variables, the file reads) run: here, elsewhere, or nowhere.
-	Workers Workers
-}
-
-// Workers says where a runner executes the pipeline's DoFns.
-type Workers int
-
-const (
-	// WorkersHere: in this process (Prism embedded, direct, or a job server
-	// with --environment_type=LOOPBACK).
-	WorkersHere Workers = iota
-	// WorkersRemote: on other machines (Dataflow; a job server with docker
-	// or process workers), with their own environment and filesystem.
-	WorkersRemote
-	// WorkersNone: the runner executes nothing (dot draws the graph, vet
-	// checks it).
-	WorkersNone
-)
-
-// runnerList is every runner Beam registers in this binary: those imported
-// by beamx (which pipeline.Run uses), and vet, imported by universal.
-// TestRunnersRegistered checks it against Beam's registry, which Beam does
-// not let a program list.
-var runnerList = []Runner{
-	{"prism", []string{"PrismRunner"}, "embedded in this process, the default", WorkersHere},
-	{"dataflow", []string{"DataflowRunner"}, "Google Cloud Dataflow: --project, --region, --staging_location", WorkersRemote},
-	{"universal", []string{"portable", "PortableRunner"}, "a job server at --endpoint (Flink, Spark, Prism)", WorkersRemote},
-	{"flink", []string{"FlinkRunner"}, "a Flink job server at --endpoint", WorkersRemote},
-	{"spark", []string{"SparkRunner"}, "a Spark job server at --endpoint", WorkersRemote},
-	{"direct", []string{"DirectRunner"}, "Beam's deprecated in-process runner (use prism)", WorkersHere},
-	{"dot", nil, "writes the pipeline graph to --dot_file, runs nothing", WorkersNone},
-	{"vet", nil, "checks the pipeline's use of reflection, runs nothing", WorkersNone},
-}
-
-// Runners returns the runners registered in this binary, the default first.
-func Runners() []Runner {
-	out := slices.Clone(runnerList)
-	for i := range out {
-		out[i].Aliases = slices.Clone(out[i].Aliases)
-	}
-	return out
-}
-
-// RunnerUsage is the description of Beam's --runner flag for --help: the
-// runners of this binary with what each is for.
-func RunnerUsage() string {
-	var b strings.Builder
-	b.WriteString("Pipeline runner (Beam's flag). Empty means prism. One of:")
-	for _, r := range runnerList {
-		fmt.Fprintf(&b, "\n  %s", r.Name)
-		if len(r.Aliases) > 0 {
-			fmt.Fprintf(&b, " (or %s)", strings.Join(r.Aliases, ", "))
-		}
-		fmt.Fprintf(&b, ": %s", r.Doc)
-	}
-	return b.String()
-}
-
-// lookupRunner finds the runner Beam runs for name ("" is beamx's default,
-// prism).
-func lookupRunner(name string) (Runner, bool) {
-	if name == "" {
-		name = "prism"
-	}
-	for _, r := range runnerList {
-		if r.Name == name || slices.Contains(r.Aliases, name) {
-			return r, true
-		}
-	}
-	return Runner{}, false
-}
-
-// runnerNames lists every name of every runner, for error messages.
-func runnerNames() string {
-	var names []string
-	for _, r := range runnerList {
-		names = append(names, r.Name)
-		names = append(names, r.Aliases...)
-	}
-	return strings.Join(names, ", ")
-}
 
 // startEnv is what Check reads from Beam's flags: the runner and how it
 // runs its workers.
@@ -118,19 +29,19 @@ type startEnv struct {
 }
 
 // workers says where the workers of r run with these flags.
-func (e startEnv) workers(r Runner) Workers {
+func (e startEnv) workers(r runners.Runner) runners.Workers {
 	loopback := strings.EqualFold(e.EnvironmentType, "loopback")
 	switch r.Name {
 	case "prism":
 		// Embedded Prism forces LOOPBACK unless an environment is chosen;
 		// with --endpoint it is a job server like universal's.
 		if loopback || (e.Endpoint == "" && e.EnvironmentType == "") {
-			return WorkersHere
+			return runners.WorkersHere
 		}
-		return WorkersRemote
+		return runners.WorkersRemote
 	case "universal", "flink", "spark":
 		if loopback {
-			return WorkersHere
+			return runners.WorkersHere
 		}
 	}
 	return r.Workers
@@ -143,7 +54,7 @@ const listTimeout = 60 * time.Second
 // Check makes the start-up checks that look beyond the option values, and
 // names the flag at fault, before any pipeline is built:
 //
-//   - Beam's --runner names a runner of this binary (see Runners);
+//   - Beam's --runner names a runner of this binary;
 //   - --input matches at least one file, listed through Beam's filesystems
 //     as the file source will list it (local paths, gs://), and every local
 //     match is a file this process can read, not a directory;
@@ -173,7 +84,7 @@ const listTimeout = 60 * time.Second
 // (dot, vet) only --runner is checked.
 func (o Options) Check(ctx context.Context, warn io.Writer) error {
 	return o.check(ctx, startEnv{
-		Runner:          *runners.Runner,
+		Runner:          *beamrunners.Runner,
 		Endpoint:        *jobopts.Endpoint,
 		EnvironmentType: *jobopts.EnvironmentType,
 	}, warn)
@@ -183,12 +94,12 @@ func (o Options) check(ctx context.Context, env startEnv, warn io.Writer) error 
 	if warn == nil {
 		warn = io.Discard
 	}
-	r, ok := lookupRunner(env.Runner)
+	r, ok := runners.Lookup(env.Runner)
 	if !ok {
-		return fmt.Errorf("--runner: no runner %q in this binary (runners: %s)", env.Runner, runnerNames())
+		return fmt.Errorf("--runner: no runner %q in this binary (runners: %s)", env.Runner, runners.Names())
 	}
 	workers := env.workers(r)
-	if workers == WorkersNone {
+	if workers == runners.WorkersNone {
 		return nil
 	}
 	var errs []error
@@ -221,7 +132,7 @@ func (o Options) check(ctx context.Context, env startEnv, warn io.Writer) error 
 		if set {
 			state = "empty"
 		}
-		if workers == WorkersRemote {
+		if workers == runners.WorkersRemote {
 			fmt.Fprintf(warn, "warning: --header_env: %s=%s: $%s is %s here; the workers of --runner=%s read it, so their environment must have it\n", name, v, v, state, r.Name)
 			continue
 		}
@@ -231,7 +142,7 @@ func (o Options) check(ctx context.Context, env startEnv, warn io.Writer) error 
 }
 
 // checkInput lists the --input glob as Beam's file source will.
-func checkInput(ctx context.Context, glob string, workers Workers, runner string, warn io.Writer) error {
+func checkInput(ctx context.Context, glob string, workers runners.Workers, runner string, warn io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
 	fs, err := filesystem.New(ctx, glob)
@@ -244,16 +155,16 @@ func checkInput(ctx context.Context, glob string, workers Workers, runner string
 	// do not share; a scheme (gs://) names the same store everywhere.
 	local := !strings.Contains(glob, "://")
 	switch {
-	case err != nil && workers == WorkersRemote:
+	case err != nil && workers == runners.WorkersRemote:
 		fmt.Fprintf(warn, "warning: --input: cannot list %q here (%v); the workers of --runner=%s will try with their own credentials\n", glob, err, runner)
 		return nil
 	case err != nil:
 		return fmt.Errorf("--input: cannot list %q: %v", glob, err)
-	case len(files) > 0 && local && workers == WorkersHere:
+	case len(files) > 0 && local && workers == runners.WorkersHere:
 		return checkLocalFiles(files)
 	case len(files) > 0:
 		return nil
-	case local && workers == WorkersRemote:
+	case local && workers == runners.WorkersRemote:
 		fmt.Fprintf(warn, "warning: --input: no file matches %q here; the workers of --runner=%s must see it on their own disks\n", glob, runner)
 		return nil
 	}
@@ -292,8 +203,8 @@ func checkLocalFiles(files []string) error {
 // fails the job when its first file is written, which for a bounded input
 // is after every call was made. Workers that run elsewhere write with their
 // own disks and credentials: for them only the prefix's scheme is checked.
-func checkOutput(ctx context.Context, prefix string, workers Workers) error {
-	if workers == WorkersRemote && !strings.Contains(prefix, "://") {
+func checkOutput(ctx context.Context, prefix string, workers runners.Workers) error {
+	if workers == runners.WorkersRemote && !strings.Contains(prefix, "://") {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
@@ -303,7 +214,7 @@ func checkOutput(ctx context.Context, prefix string, workers Workers) error {
 		return fmt.Errorf("--output_prefix: %v", err)
 	}
 	defer fs.Close()
-	if workers == WorkersRemote {
+	if workers == runners.WorkersRemote {
 		return nil
 	}
 	if err := writeProbe(ctx, fs, prefix); err != nil {

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 )
 
 // TestCheck runs the start-up checks for each kind of runner against real
@@ -137,36 +135,5 @@ func TestCheck(t *testing.T) {
 	// The write checks leave nothing behind.
 	if left, _ := filepath.Glob(filepath.Join(dir, "out", "*")); len(left) != 0 {
 		t.Errorf("files left under the output prefixes: %q", left)
-	}
-}
-
-// TestRunnersRegistered checks the runner list against Beam's registry,
-// which cannot be listed: registering a name Beam already has panics.
-func TestRunnersRegistered(t *testing.T) {
-	for _, r := range Runners() {
-		for _, name := range append([]string{r.Name}, r.Aliases...) {
-			t.Run(name, func(t *testing.T) {
-				registered := func() (panicked bool) {
-					defer func() { panicked = recover() != nil }()
-					beam.RegisterRunner(name, func(context.Context, *beam.Pipeline) (beam.PipelineResult, error) {
-						return nil, nil
-					})
-					return false
-				}()
-				if !registered {
-					t.Errorf("runner %q is listed by Runners but Beam has no runner of that name in this binary", name)
-				}
-			})
-		}
-	}
-}
-
-// TestRunnerUsage: --help lists every runner by name.
-func TestRunnerUsage(t *testing.T) {
-	u := RunnerUsage()
-	for _, r := range Runners() {
-		if !strings.Contains(u, "\n  "+r.Name) {
-			t.Errorf("RunnerUsage lacks %q:\n%s", r.Name, u)
-		}
 	}
 }

@@ -16,11 +16,11 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*JSONCost)(nil)).Elem())
 }
 
-// ParseCost parses the --cost flag into the transform's option: "" or "1"
+// parseCost parses the --cost flag into the transform's option: "" or "1"
 // (every element costs 1: nil, the transform's default), "bytes"
 // (throttle.WithByteCost), "call" (throttle.WithCallCost) or "json:FIELD"
 // (throttle.WithCost with a JSONCost). Its error names the flag.
-func ParseCost(s string) (throttle.Option, error) {
+func parseCost(s string) (throttle.Option, error) {
 	switch s {
 	case "", "1":
 		return nil, nil

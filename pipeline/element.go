@@ -109,14 +109,14 @@ func lookupCaller(name string) (CallerFactory, bool) {
 
 // registeredCaller is the caller registered as Name, built on the worker
 // from Options once per DoFn instance (in Setup). It tells the run's
-// Progress (ID Progress) how each call went.
+// Monitor (ID Monitor) how each call went.
 type registeredCaller struct {
-	Name     string
-	Options  CallerOptions
-	Progress string
+	Name    string
+	Options CallerOptions
+	Monitor string
 
 	inner clientcall.Caller[[]byte, []byte]
-	p     *Progress
+	m     Monitor
 }
 
 // newRegisteredCaller returns the caller registered as name, failing at
@@ -143,7 +143,7 @@ func (c *registeredCaller) Setup(ctx context.Context) error {
 		}
 	}
 	c.inner = inner
-	c.p = lookupProgress(c.Progress)
+	c.m = lookupMonitor(c.Monitor)
 	return nil
 }
 
@@ -158,7 +158,7 @@ func (c *registeredCaller) Teardown(ctx context.Context) error {
 // runs before any call).
 func (c *registeredCaller) Call(ctx context.Context, payload []byte) ([]byte, error) {
 	resp, err := c.inner.Call(ctx, payload)
-	c.p.observe(time.Now(), err)
+	c.m.Called(time.Now(), err)
 	return resp, err
 }
 
@@ -170,7 +170,7 @@ func (c *registeredCaller) CallBatch(ctx context.Context, payloads [][]byte) ([]
 		return nil, fmt.Errorf("pipeline: caller %q has no batch form (CallBatch)", c.Name)
 	}
 	resp, err := b.CallBatch(ctx, payloads)
-	c.p.observe(time.Now(), err)
+	c.m.Called(time.Now(), err)
 	return resp, err
 }
 

@@ -17,8 +17,8 @@ import (
 
 // Flag defaults.
 const (
-	DefaultName             = "beamthrottle"
-	DefaultMaxTotalAttempts = 5
+	defaultName             = "beamthrottle"
+	defaultMaxTotalAttempts = 5
 )
 
 // RegisterFlags defines the pipeline's flags on fs and returns the Options
@@ -27,7 +27,7 @@ const (
 // Header values given with --header are never logged or written to outputs.
 func RegisterFlags(fs *flag.FlagSet) *Options {
 	o := &Options{CallerOptions: CallerOptions{Headers: map[string]string{}, HeaderEnv: map[string]string{}}}
-	fs.StringVar(&o.Name, "name", DefaultName, "Pipeline name, written to dead-letter attributes, and the default --quota_key: JOBS WITH THE SAME --name (beamthrottle unless set) SHARE ONE QUOTA on the same quota service.")
+	fs.StringVar(&o.Name, "name", defaultName, "Pipeline name, written to dead-letter attributes, and the default --quota_key: JOBS WITH THE SAME --name (beamthrottle unless set) SHARE ONE QUOTA on the same quota service.")
 
 	fs.StringVar(&o.Input, "input", "", "Source: glob of text/JSONL files, one payload per non-empty line (bounded).")
 	fs.StringVar(&o.InputFormat, "input_format", "text", "Payload check: text (payloads sent as they are) or jsonl (a payload that is not valid JSON goes to errors without a call).")
@@ -107,35 +107,9 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.BoolVar(&o.DeadLetterErrors, "dead_letter_errors", false, "Also publish errors to the dead-letter topic.")
 
 	fs.BoolVar(&o.Reprocess, "reprocess", false, "Reprocessing mode: read the dead-letter --subscription and send each payload through the throttle again.")
-	fs.IntVar(&o.MaxTotalAttempts, "max_total_attempts", DefaultMaxTotalAttempts, "Reprocessing: messages whose attempts reach this are parked instead of retried.")
+	fs.IntVar(&o.MaxTotalAttempts, "max_total_attempts", defaultMaxTotalAttempts, "Reprocessing: messages whose attempts reach this are parked instead of retried.")
 	fs.StringVar(&o.ParkedTopic, "parked_topic", "", "Reprocessing: topic for parked messages (default: files <output_prefix>parked-*.jsonl).")
 	return o
-}
-
-// FlagGroup is a titled group of the pipeline's flags, for --help.
-type FlagGroup struct {
-	Title string
-	Flags []string // flag names, without dashes, in the order to show them
-}
-
-// FlagGroups returns the flags RegisterFlags defines, each in one group, in
-// the order --help shows them.
-func FlagGroups() []FlagGroup {
-	return []FlagGroup{
-		{"Source (exactly one of --input, --subscription, --generate)",
-			[]string{"input", "input_format", "subscription", "idle_timeout", "generate", "generate_rate"}},
-		{"Caller", []string{"caller", "url", "method", "content_type", "header", "header_env", "max_response_bytes", "item_status_field"}},
-		{"Throttle", []string{"throttle_mode", "throttle_scope", "k", "window", "reset_interval", "window_size", "bucket",
-			"groups", "batch_size", "batch_interval", "calls_in_flight", "call_timeout", "items_per_call", "bytes_per_call", "cost", "priority",
-			"strategy", "max_attempts", "max_age", "max_wait", "max_buffered", "max_payload_bytes", "failures_as_rejects"}},
-		{"Response cache", []string{"cache", "cache_address", "cache_ttl", "cache_key"}},
-		{"Shared quota", []string{"quota_backend", "quota_address", "quota_key", "quota_rate", "quota_burst",
-			"quota_high_share", "quota_normal_share",
-			"quota_domain", "quota_descriptors", "quota_fail", "quota_timeout"}},
-		{"Outputs", []string{"output_prefix", "success_topic", "dead_letter_topic", "dead_letter_errors", "name"}},
-		{"Pub/Sub", []string{"pubsub_project", "pubsub_emulator", "publish_timeout"}},
-		{"Reprocessing", []string{"reprocess", "max_total_attempts", "parked_topic"}},
-	}
 }
 
 // Validate checks the options and names the flag at fault. The throttle

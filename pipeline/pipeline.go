@@ -74,7 +74,7 @@ type Options struct {
 	CallsInFlight int
 	ItemsPerCall  int    // elements per call (> 1: the caller's batch form)
 	BytesPerCall  int    // payload bytes per batched call at most (0 = no bound)
-	Cost          string // what an element costs: "" or "1", "bytes", "call" or "json:FIELD" (ParseCost)
+	Cost          string // what an element costs: "" or "1", "bytes" (throttle.WithByteCost), "call" (WithCallCost) or "json:FIELD" (a JSONCost)
 	MaxPayload    int
 	MaxBuffered   int
 	// MaxWait bounds how long an element waits in its group's queue under
@@ -92,7 +92,8 @@ type Options struct {
 	Cache, CacheAddr, CacheKey string
 	CacheTTL                   time.Duration
 	// Priority is where an element's priority tier comes from: "" (every
-	// element normal), "json:FIELD" or "attr:NAME" (ParsePriority).
+	// element normal), "json:FIELD" (a JSONPriority) or "attr:NAME" (an
+	// AttrPriority).
 	Priority string
 
 	// Shared quota (throttle.QuotaConfig): QuotaBackend "none" or "" for
@@ -121,7 +122,7 @@ type Options struct {
 	ParkedTopic      string // parked messages ("" = files under OutputPrefix)
 
 	reprocessRun string // set by Reprocess: its dead letters carry it (AttrReprocessRun)
-	progress     string // set by Run: the ID of the run's Progress
+	monitor      string // set by Run: the ID of the run, its Monitor's key
 }
 
 // throttleOptions turns Options into transform options, every setting
@@ -151,12 +152,12 @@ func (o Options) throttleOptions() ([]throttle.Option, error) {
 	}
 	q, err := o.quota()
 	errs = append(errs, err)
-	cost, err := ParseCost(o.Cost)
+	cost, err := parseCost(o.Cost)
 	errs = append(errs, err)
 	if cost != nil {
 		opts = append(opts, cost)
 	}
-	priority, err := ParsePriority(o.Priority)
+	priority, err := parsePriority(o.Priority)
 	errs = append(errs, err)
 	if priority != nil {
 		opts = append(opts, priority)
@@ -294,7 +295,7 @@ func throttleAndWrite(s beam.Scope, in beam.PCollection, o Options, extraErrors,
 	if err != nil {
 		return Outputs{}, err
 	}
-	caller.Progress = o.progress
+	caller.Monitor = o.monitor
 	if o.ItemsPerCall > 1 || o.BytesPerCall > 0 {
 		if err := caller.checkBatch(); err != nil {
 			return Outputs{}, err
@@ -332,9 +333,9 @@ func throttleAndWrite(s beam.Scope, in beam.PCollection, o Options, extraErrors,
 		}
 	}
 	res := Outputs{
-		Success:         beam.ParDo(s, &resultLineFn{Progress: o.progress}, out.Success),
-		ClientThrottled: beam.ParDo(s, &failureLineFn{Progress: o.progress}, ct),
-		ServerThrottled: beam.ParDo(s, &failureLineFn{Progress: o.progress}, st),
+		Success:         beam.ParDo(s, &resultLineFn{Monitor: o.monitor}, out.Success),
+		ClientThrottled: beam.ParDo(s, &failureLineFn{Monitor: o.monitor}, ct),
+		ServerThrottled: beam.ParDo(s, &failureLineFn{Monitor: o.monitor}, st),
 	}
 	// Every output is written to files; an outcome that also goes to a topic
 	// counts as done (its message acknowledged) once published, otherwise
@@ -348,8 +349,8 @@ func throttleAndWrite(s beam.Scope, in beam.PCollection, o Options, extraErrors,
 	if o.DeadLetterTopic != "" && o.DeadLetterErrors {
 		// Two sinks of errors: those also published, done once published,
 		// and those Pub/Sub refused, done once written.
-		both := beam.ParDo(s, &failureLineFn{Progress: o.progress}, published)
-		only := beam.ParDo(s, &failureLineFn{Progress: o.progress}, beam.Flatten(s, refused...))
+		both := beam.ParDo(s, &failureLineFn{Monitor: o.monitor}, published)
+		only := beam.ParDo(s, &failureLineFn{Monitor: o.monitor}, beam.Flatten(s, refused...))
 		WriteLines(s, o.OutputPrefix, OutErrors, both, o.writeOptions()...)
 		done = append(done, WriteLines(s, o.OutputPrefix, OutErrors, only, o.writeOptions()...))
 		res.Errors = beam.Flatten(s, both, only)
@@ -358,7 +359,7 @@ func throttleAndWrite(s beam.Scope, in beam.PCollection, o Options, extraErrors,
 		if len(refused) > 0 {
 			all = beam.Flatten(s, append([]beam.PCollection{errs}, refused...)...)
 		}
-		res.Errors = beam.ParDo(s, &failureLineFn{Progress: o.progress}, all)
+		res.Errors = beam.ParDo(s, &failureLineFn{Monitor: o.monitor}, all)
 		done = append(done, WriteLines(s, o.OutputPrefix, OutErrors, res.Errors, o.writeOptions()...))
 	}
 	if o.DeadLetterTopic != "" {

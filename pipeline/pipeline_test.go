@@ -81,7 +81,7 @@ func baseOptions(t *testing.T) Options {
 		Groups: 2, BatchSize: 50, BatchInterval: 50 * time.Millisecond, K: 2,
 		Window: "fixed", ResetInterval: time.Minute, Strategy: "route",
 		MaxAttempts: 3, MaxAge: time.Minute, CallTimeout: 5 * time.Second, CallsInFlight: 1,
-		MaxTotalAttempts: DefaultMaxTotalAttempts,
+		MaxTotalAttempts: defaultMaxTotalAttempts,
 		OutputPrefix:     t.TempDir() + "/",
 	}
 }
@@ -92,13 +92,13 @@ func run(t *testing.T, o Options) Summary {
 	return sum
 }
 
-// runCounted is run, also returning the run's Progress counts.
+// runCounted is run, also returning the counts of the run's Monitor.
 func runCounted(t *testing.T, o Options) (Summary, map[string]int64) {
 	t.Helper()
 	if err := o.Validate(); err != nil {
 		t.Fatalf("invalid options: %v", err)
 	}
-	p := NewProgress(nil, 0)
+	p := newCountingMonitor()
 	sum, err := Run(context.Background(), o, p)
 	if err != nil {
 		t.Fatalf("run: %v", err)

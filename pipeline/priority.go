@@ -17,10 +17,10 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*AttrPriority)(nil)).Elem())
 }
 
-// ParsePriority parses the --priority flag into the transform's option:
+// parsePriority parses the --priority flag into the transform's option:
 // "" (every element normal: nil), "json:FIELD" (JSONPriority) or
 // "attr:NAME" (AttrPriority). Its error names the flag.
-func ParsePriority(s string) (throttle.Option, error) {
+func parsePriority(s string) (throttle.Option, error) {
 	if s == "" {
 		return nil, nil
 	}

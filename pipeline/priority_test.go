@@ -18,12 +18,12 @@ func TestParsePriority(t *testing.T) {
 		{"attr:", false, true},
 		{"high", false, true},
 	} {
-		opt, err := ParsePriority(tc.flag)
+		opt, err := parsePriority(tc.flag)
 		if (opt != nil) != tc.wantOpt || (err != nil) != tc.wantErr {
-			t.Errorf("ParsePriority(%q) = option %v, error %v; want option %v, error %v", tc.flag, opt != nil, err, tc.wantOpt, tc.wantErr)
+			t.Errorf("parsePriority(%q) = option %v, error %v; want option %v, error %v", tc.flag, opt != nil, err, tc.wantOpt, tc.wantErr)
 		}
 		if err != nil && !strings.HasPrefix(err.Error(), "--priority: ") {
-			t.Errorf("ParsePriority(%q): error %q does not name the flag", tc.flag, err)
+			t.Errorf("parsePriority(%q): error %q does not name the flag", tc.flag, err)
 		}
 	}
 }

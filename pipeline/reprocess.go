@@ -78,7 +78,7 @@ func Reprocess(s beam.Scope, o Options) (Outputs, error) {
 		return Outputs{}, err
 	}
 	o.reprocessRun = uuid.NewString()
-	again, parked, malformed := beam.ParDo3(s, &parkFn{MaxTotalAttempts: o.MaxTotalAttempts, Run: o.reprocessRun, Progress: o.progress}, in)
+	again, parked, malformed := beam.ParDo3(s, &parkFn{MaxTotalAttempts: o.MaxTotalAttempts, Run: o.reprocessRun, Monitor: o.monitor}, in)
 	var parkedDone beam.PCollection
 	if o.ParkedTopic != "" {
 		if parkedDone, err = publish(s, o.publishConfig(o.ParkedTopic), o.files(), beam.ParDo(s, parkedMessage, parked)); err != nil {
@@ -94,16 +94,16 @@ func Reprocess(s beam.Scope, o Options) (Outputs, error) {
 // attempt cap (parked) and those whose attempts attribute is malformed. It
 // counts the messages read, and apart from them the messages this run
 // dead-lettered itself and reads again (their AttrReprocessRun is Run), and
-// counts the parked ones, and those read again, in the run's Progress.
+// counts the parked ones, and those read again, in the run's Monitor.
 type parkFn struct {
 	MaxTotalAttempts int
 	Run              string
-	Progress         string // the ID of the run's Progress
+	Monitor          string // the ID of the run, its Monitor's key
 
-	p *Progress
+	m Monitor
 }
 
-func (f *parkFn) Setup() { f.p = lookupProgress(f.Progress) }
+func (f *parkFn) Setup() { f.m = lookupMonitor(f.Monitor) }
 
 func (f *parkFn) ProcessElement(ctx context.Context, e Element, again, parked func(Element), malformed func(throttle.Record)) {
 	if f.Run != "" && e.Attributes[AttrReprocessRun] == f.Run {
@@ -111,17 +111,17 @@ func (f *parkFn) ProcessElement(ctx context.Context, e Element, again, parked fu
 		// outcome attribute) was not its last: it moves to the new one.
 		prev := outputOf(throttle.Outcome(e.Attributes[AttrOutcome]))
 		rereadCounters[prev].Inc(ctx, 1)
-		f.p.add(prev, -1)
+		f.m.Written(prev, -1)
 	} else {
 		reprocessedCounter.Inc(ctx, 1)
 	}
 	switch {
 	case e.Attempts < 0:
-		malformedCounter.Inc(ctx, 1) // progress: counted by failureLineFn
+		malformedCounter.Inc(ctx, 1) // Monitor: counted by failureLineFn
 		malformed(errorRecord(e, fmt.Sprintf("pipeline: dead-letter message %s has a malformed %q attribute %q", e.MessageID, AttrAttempts, e.Attributes[AttrAttempts])))
 	case e.Attempts >= f.MaxTotalAttempts:
 		parkedCounter.Inc(ctx, 1)
-		f.p.add(OutParked, 1)
+		f.m.Written(OutParked, 1)
 		parked(e)
 	default:
 		again(e)
@@ -207,6 +207,6 @@ func (f *payloadCheckFn) ProcessElement(ctx context.Context, e Element, ok func(
 		ok(e)
 		return
 	}
-	badInputCounter.Inc(ctx, 1) // progress: counted by failureLineFn
+	badInputCounter.Inc(ctx, 1) // Monitor: counted by failureLineFn
 	bad(errorRecord(e, msg))
 }

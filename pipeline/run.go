@@ -3,19 +3,20 @@ package pipeline
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
+	beamrunners "github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/util/grpcx"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
+	"github.com/google/uuid"
 
 	"github.com/beamthrottle/beamthrottle/internal/interrupt"
 	"github.com/beamthrottle/beamthrottle/internal/prismsplit"
+	"github.com/beamthrottle/beamthrottle/internal/runners"
 )
 
 // ErrNotDone is the error Run returns, with the run's Summary, when the job
@@ -26,9 +27,10 @@ var ErrNotDone = errors.New("pipeline: the job did not finish")
 
 // Run builds the pipeline for o and runs it on the runner chosen by Beam's
 // --runner flag (default prism, whose dynamic splitting it turns off: see
-// throttle.Adaptive). While it runs, p (nil for none) counts the elements
-// written per output and writes its progress line (see Progress); it
-// returns the run's Summary.
+// throttle.Adaptive). While it runs, m (nil for none) is told the elements
+// written per output and the outcome of each call (see Monitor); it returns
+// the run's Summary. Where the runner returns once the job is submitted
+// (Dataflow with --async, or writing a Flex Template), the Summary is empty.
 //
 // Cancelling ctx interrupts the run. Where the runner's workers run in this
 // process (Prism, the direct runner, a job server's LOOPBACK workers), the
@@ -46,18 +48,13 @@ var ErrNotDone = errors.New("pipeline: the job did not finish")
 // how the job ended and returns ErrNotDone with the Summary unless it is
 // done. The Dataflow runner does not say: its cancelled or drained jobs
 // return no error.
-func Run(ctx context.Context, o Options, p *Progress) (Summary, error) {
-	detach := p.attach(&o)
+func Run(ctx context.Context, o Options, m Monitor) (Summary, error) {
+	detach := attachMonitor(m, &o, uuid.NewString())
 	defer detach()
 	pl, s := beam.NewPipelineWithRoot()
 	if _, err := Build(s, o); err != nil {
 		return Summary{}, err
 	}
-	total := int64(o.Generate)
-	if total == 0 {
-		total = -1
-	}
-	defer p.report(total)()
 	prismsplit.Avoid()
 	runCtx := ctx
 	if workersHere() {
@@ -68,7 +65,7 @@ func Run(ctx context.Context, o Options, p *Progress) (Summary, error) {
 	if err != nil {
 		return Summary{}, fmt.Errorf("pipeline: run: %w", err)
 	}
-	if !waited() {
+	if !runners.Waits() {
 		return Summary{}, nil
 	}
 	sum := SummaryFrom(res)
@@ -102,12 +99,12 @@ func interruptOn(ctx context.Context) (stop func()) {
 // workersHere reports whether the workers of the runner Beam's flags select
 // run in this process.
 func workersHere() bool {
-	r, ok := lookupRunner(*runners.Runner)
+	r, ok := runners.Lookup(*beamrunners.Runner)
 	if !ok {
 		return false
 	}
-	env := startEnv{Runner: *runners.Runner, Endpoint: *jobopts.Endpoint, EnvironmentType: *jobopts.EnvironmentType}
-	return env.workers(r) == WorkersHere
+	env := startEnv{Runner: *beamrunners.Runner, Endpoint: *jobopts.Endpoint, EnvironmentType: *jobopts.EnvironmentType}
+	return env.workers(r) == runners.WorkersHere
 }
 
 // jobStateTimeout bounds the question to the job service.
@@ -117,7 +114,7 @@ const jobStateTimeout = 30 * time.Second
 // at --endpoint) for the state in which res's job ended; ok is false where
 // there is no job service to ask (Dataflow, the direct runner).
 func jobState(ctx context.Context, res beam.PipelineResult) (state jobpb.JobState_Enum, ok bool, err error) {
-	r, _ := lookupRunner(*runners.Runner)
+	r, _ := runners.Lookup(*beamrunners.Runner)
 	switch r.Name {
 	case "prism", "universal", "flink", "spark":
 	default:
@@ -140,23 +137,4 @@ func jobState(ctx context.Context, res beam.PipelineResult) (state jobpb.JobStat
 		return 0, false, err
 	}
 	return ev.GetState(), true, nil
-}
-
-// Submitted reports whether Run returned after submitting the job rather
-// than after running it (so its Summary is empty).
-func Submitted() bool { return !waited() }
-
-// waited reports whether the runner waited for the job to end, so that its
-// result holds the job's metrics. The Dataflow runner returns once the job is
-// submitted (--async) or written as a template (--template_location, which
-// the Flex Template launcher passes), with a result that has no metrics: its
-// Metrics method dereferences a nil pointer.
-func waited() bool {
-	if *jobopts.Async {
-		return false
-	}
-	if f := flag.Lookup("template_location"); f != nil && f.Value.String() != "" {
-		return false
-	}
-	return true
 }

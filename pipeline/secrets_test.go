@@ -10,11 +10,13 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -144,7 +146,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 		"--dead_letter_topic=dlq", "--dead_letter_errors", "--pubsub_emulator=" + ps.Addr, "--pubsub_project=" + project,
 		"--output_prefix=" + out + "/",
 	}
-	o, sum, msgs, haystacks := runForSecrets(t, args, n, ps)
+	o, sum, msgs, haystacks := runForSecrets(t, args, ps)
 
 	for where, text := range haystacks {
 		for _, secret := range secrets {
@@ -171,6 +173,9 @@ func TestSecretsNeverLeak(t *testing.T) {
 	if redacted == 0 {
 		t.Errorf("no error line shows a redacted header: the backend's echo did not reach the records")
 	}
+	if !strings.Contains(haystacks["monitor"], "<redacted>") {
+		t.Errorf("the run's Monitor was told of no error showing a redacted header: %s", haystacks["monitor"])
+	}
 	if sum.Total() != n || sum.Success == 0 || sum.ServerThrottled == 0 || sum.Errors == 0 || len(msgs) == 0 {
 		t.Errorf("summary %+v, %d dead letters: want %d elements in all outcomes, some dead-lettered", sum, len(msgs), n)
 	}
@@ -184,9 +189,10 @@ func TestSecretsNeverLeak(t *testing.T) {
 // runForSecrets runs the binary's pipeline for args (its flags, with a
 // dead-letter topic "dlq" on ps) and returns its options, summary and dead
 // letters, and everything it produced, by where it came from: the logs
-// (see captureLogs), the summary table and progress line of n elements,
-// the metrics, every output file and every dead-letter message.
-func runForSecrets(t *testing.T, args []string, n int, ps *pstest.Server) (*Options, Summary, []pubsubio.Message, map[string]string) {
+// (see captureLogs), the summary, what its Monitor was told (the call
+// errors a progress display could show), the metrics, every output file and
+// every dead-letter message.
+func runForSecrets(t *testing.T, args []string, ps *pstest.Server) (*Options, Summary, []pubsubio.Message, map[string]string) {
 	t.Helper()
 	fset := flag.NewFlagSet("beamthrottle", flag.ContinueOnError)
 	o := RegisterFlags(fset)
@@ -198,8 +204,8 @@ func runForSecrets(t *testing.T, args []string, n int, ps *pstest.Server) (*Opti
 	}
 
 	logs, stop := captureLogs(t)
-	prog := NewProgress(nil, 0)
-	defer prog.attach(o)()
+	mon := newCountingMonitor()
+	defer attachMonitor(mon, o, "secrets")()
 	p, s := beam.NewPipelineWithRoot()
 	_, err := Build(s, *o)
 	var res beam.PipelineResult
@@ -213,9 +219,10 @@ func runForSecrets(t *testing.T, args []string, n int, ps *pstest.Server) (*Opti
 
 	haystacks := map[string]string{"logs": logs.String()}
 	sum := SummaryFrom(res)
-	var table strings.Builder
-	sum.WriteTable(&table, int64(n))
-	haystacks["summary"] = table.String() + prog.Line(int64(n))
+	haystacks["summary"] = fmt.Sprintf("%+v", sum)
+	mon.mu.Lock()
+	haystacks["monitor"] = fmt.Sprintf("%v %v", slices.Sorted(maps.Keys(mon.errTexts)), mon.counts)
+	mon.mu.Unlock()
 	var metrics strings.Builder
 	all := res.Metrics().AllMetrics()
 	for _, c := range all.Counters() {
@@ -333,7 +340,7 @@ func TestEchoedSecretsRedacted(t *testing.T) {
 		"--groups=2", "--batch_size=50", "--batch_interval=50ms", "--strategy=retry", "--max_attempts=2",
 		"--dead_letter_topic=dlq", "--dead_letter_errors", "--pubsub_emulator=" + ps.Addr, "--pubsub_project=" + project,
 		"--output_prefix=" + t.TempDir() + "/",
-	}, n, ps)
+	}, ps)
 
 	for where, text := range haystacks {
 		for _, secret := range secrets {

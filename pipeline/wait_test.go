@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"net"
 	"net/http"
 	"strings"
@@ -67,14 +66,14 @@ func refusingAPI(t *testing.T, noRetryAfter bool) *testserver.Server {
 
 // runBounded runs o like runCounted, but fails the test rather than hang
 // if the run does not end within limit.
-func runBounded(t *testing.T, o Options, limit time.Duration) (Summary, *Progress) {
+func runBounded(t *testing.T, o Options, limit time.Duration) (Summary, *countingMonitor) {
 	t.Helper()
 	if err := o.Validate(); err != nil {
 		t.Fatalf("invalid options: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	p := NewProgress(nil, 0)
+	p := newCountingMonitor()
 	sum, err := Run(ctx, o, p)
 	if err != nil {
 		t.Fatalf("run did not end within %v: %v", limit, err)
@@ -95,9 +94,9 @@ func defaultThrottle(o *Options) {
 // server-throttled, and those that cannot be sent before the bound runs out
 // are client-throttled, saying so. Without a Retry-After the pacer probes
 // until --max_wait (2 s here) runs out. Every call made was refused, every
-// element called is server-throttled, and the progress line says why the
-// run waits (while it is not done: it is asked here with one element to
-// go).
+// element called is server-throttled, and the run's Monitor was told the
+// refusals (the progress line's account of a wait; package internal/report)
+// and the run's bounds.
 func TestAlwaysRefusedJobEnds(t *testing.T) {
 	const n = 10
 	tests := []struct {
@@ -105,11 +104,12 @@ func TestAlwaysRefusedJobEnds(t *testing.T) {
 		noRetryAfter bool
 		maxWait      time.Duration // 0: auto, the default
 		wantCT       string        // in every client-throttled line
-		wantProgress string
+		retryAfter   bool          // the last call's error has a Retry-After
+		wait, stall  time.Duration // the bounds the Monitor is told
 	}{
 		{"Retry-After of an hour, default max wait", false, 0,
-			"after the max stall (10m0s) runs out", "(Retry-After "},
-		{"no Retry-After, 2s max wait", true, 2 * time.Second, "the max wait (2s)", ", backing off"},
+			"after the max stall (10m0s) runs out", true, 0, DefaultBoundedMaxStall},
+		{"no Retry-After, 2s max wait", true, 2 * time.Second, "the max wait (2s)", false, 2 * time.Second, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -145,10 +145,17 @@ func TestAlwaysRefusedJobEnds(t *testing.T) {
 					t.Errorf("client_throttled line %v: want an error containing %q", l, tc.wantCT)
 				}
 			}
-			if line := p.Line(n + 1); refused > 0 && (!strings.Contains(line, "waiting: the API answered 429") || !strings.Contains(line, tc.wantProgress)) {
-				t.Errorf("progress line %q: want why it waits, with %q", line, tc.wantProgress)
+			calls, last := p.lastCall()
+			if int64(calls) != refused {
+				t.Errorf("monitor told of %d calls, want the %d made", calls, refused)
 			}
-			t.Logf("summary %+v; %d calls; %s", sum, refused, p.Line(n))
+			if _, ra := clientcall.RetryAfter(last); refused > 0 && (clientcall.Classify(last) != clientcall.Throttled || ra != tc.retryAfter) {
+				t.Errorf("monitor told of a last call that failed with %v: want a 429, with a Retry-After: %v", last, tc.retryAfter)
+			}
+			if p.starts != 1 || p.maxWait != tc.wait || p.maxStall != tc.stall {
+				t.Errorf("monitor started %d times with max wait %v, max stall %v; want once with %v and %v", p.starts, p.maxWait, p.maxStall, tc.wait, tc.stall)
+			}
+			t.Logf("summary %+v; %d calls", sum, refused)
 		})
 	}
 }
@@ -159,9 +166,8 @@ func TestAlwaysRefusedJobEnds(t *testing.T) {
 // would send all of it before --max_wait, 6 s here, runs out): far fewer
 // calls than elements are made, every element that was tried is an error
 // saying the connection was refused, the others are client-throttled once
-// --max_wait runs out, and the progress line says the API cannot be
-// reached (while the run is not done: it is asked here with one element to
-// go).
+// --max_wait runs out, and the run's Monitor was told that the API could
+// not be reached.
 func TestConnectionRefusedBacksOff(t *testing.T) {
 	const n = 200
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -192,64 +198,8 @@ func TestConnectionRefusedBacksOff(t *testing.T) {
 	if got := int64(len(lines[OutErrors]) + len(lines[OutClientThrottled])); got != n {
 		t.Errorf("%d error and client_throttled lines, want %d", got, n)
 	}
-	if line := p.Line(n + 1); !strings.Contains(line, "waiting: the API could not be reached") {
-		t.Errorf("progress line %q: want it to say the API cannot be reached", line)
+	if calls, last := p.lastCall(); calls == 0 || !clientcall.Unreachable(last) {
+		t.Errorf("monitor told of %d calls, the last failing with %v: want some, the last unreachable", calls, last)
 	}
-	t.Logf("summary %+v; %s", sum, p.Line(n))
-}
-
-// TestProgressSaysWhyItWaits: the progress line says why a run waits when
-// its last calls were refused, until when, and what --max_wait does then;
-// an accepted call or an answered error ends the account, and so does the
-// end of the run.
-func TestProgressSaysWhyItWaits(t *testing.T) {
-	start := time.Date(2026, 3, 4, 10, 0, 0, 0, time.Local)
-	at := func(d time.Duration) time.Time { return start.Add(d) }
-	throttled := func(ra time.Duration) error {
-		return &clientcall.StatusError{StatusCode: http.StatusTooManyRequests, Throttled: true, RetryAfter: ra}
-	}
-	refused := &clientcall.StatusError{Err: &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}}
-	type call struct {
-		at  time.Duration
-		err error
-	}
-	tests := []struct {
-		name           string
-		maxWait, stall time.Duration
-		calls          []call
-		want           string // "" for no account
-	}{
-		{"no calls", 0, 10 * time.Minute, nil, ""},
-		{"accepted", 0, 10 * time.Minute, []call{{time.Second, nil}}, ""},
-		{"Retry-After", 0, 10 * time.Minute, []call{{time.Minute, nil}, {2 * time.Minute, throttled(time.Hour)}},
-			"; waiting: the API answered 429 to the last call (at 10:02:00), asking for none before 11:02:00 (Retry-After 1h0m0s); " +
-				"what is not sent by 10:11:00 goes to the throttled outputs (--max_wait auto: 10m0s with no call accepted)"},
-		{"no Retry-After", 0, 10 * time.Minute, []call{{time.Minute, throttled(0)}, {2 * time.Minute, throttled(0)}},
-			"; waiting: the API answered 429 to the last 2 calls (the last at 10:02:00), backing off; " +
-				"what is not sent by 10:10:00 goes to the throttled outputs (--max_wait auto: 10m0s with no call accepted)"},
-		{"unreachable, max wait", 5 * time.Minute, 0, []call{{time.Minute, refused}},
-			"; waiting: the API could not be reached on the last call (at 10:01:00); " +
-				"an element not sent within 5m0s of its arrival goes to the throttled outputs (--max_wait)"},
-		{"no bound", 0, 0, []call{{time.Minute, throttled(0)}},
-			"; waiting: the API answered 429 to the last call (at 10:01:00), backing off (--max_wait none: elements wait as long as it takes)"},
-		{"an answered error ends it", 0, 10 * time.Minute, []call{{time.Minute, throttled(0)}, {2 * time.Minute, errors.New("HTTP 400")}}, ""},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			p := NewProgress(nil, 0)
-			p.api = apiState{start: start, maxWait: tc.maxWait, maxStall: tc.stall}
-			for _, c := range tc.calls {
-				p.observe(at(c.at), c.err)
-			}
-			line := p.Line(5)
-			_, got, _ := strings.Cut(line, "errors=0")
-			if got != tc.want {
-				t.Errorf("line %q ends with %q, want %q", line, got, tc.want)
-			}
-			p.add(OutErrors, 5)
-			if line := p.Line(5); strings.Contains(line, "waiting") {
-				t.Errorf("line %q of a run that is done: want no account of a wait", line)
-			}
-		})
-	}
+	t.Logf("summary %+v", sum)
 }

@@ -26,6 +26,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/dataflow"
 
 	"github.com/beamthrottle/beamthrottle/internal/demo"
+	"github.com/beamthrottle/beamthrottle/internal/report"
+	"github.com/beamthrottle/beamthrottle/internal/runners"
 	"github.com/beamthrottle/beamthrottle/pipeline"
 )
 
@@ -38,15 +40,11 @@ func main() {
 	flag.Parse()
 	beam.Init()
 
-	var progress *pipeline.Progress
-	total := int64(-1)
+	var progress *report.Progress
 	if !*wantDemo {
-		progress = pipeline.NewProgress(os.Stderr, 3*time.Second)
-		if opts.Generate > 0 {
-			total = int64(opts.Generate)
-		}
+		progress = report.NewProgress(os.Stderr, 3*time.Second)
 	}
-	ctx, sig := onSignals(os.Stderr, progress, total)
+	ctx, sig := onSignals(os.Stderr, progress, total(*opts))
 	var err error
 	if *wantDemo {
 		err = demo.Run(ctx, *opts, demoConfig(os.Stdout, os.Stderr))
@@ -109,7 +107,7 @@ func signalExit(sig os.Signal) int {
 // second signal ends the process at once, after telling stderr what the
 // run had finished by then (as p counts it, out of total) and that what was
 // not yet written is lost.
-func onSignals(stderr io.Writer, p *pipeline.Progress, total int64) (context.Context, func() os.Signal) {
+func onSignals(stderr io.Writer, p *report.Progress, total int64) (context.Context, func() os.Signal) {
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -142,7 +140,7 @@ func onSignals(stderr io.Writer, p *pipeline.Progress, total int64) (context.Con
 func defineFlags(fs *flag.FlagSet) (*pipeline.Options, *bool) {
 	opts := pipeline.RegisterFlags(fs)
 	wantDemo := fs.Bool("demo", false, "Run the local demo: an embedded quota server on loopback, generated input, outputs under out/.")
-	fs.Usage = func() { usage(fs.Output(), fs, append(pipeline.FlagGroups(), demoGroup)) }
+	fs.Usage = func() { usage(fs.Output(), fs, append(pipelineGroups(), demoGroup)) }
 	return opts, wantDemo
 }
 
@@ -152,7 +150,7 @@ func defineFlags(fs *flag.FlagSet) (*pipeline.Options, *bool) {
 // pipeline.ErrNotDone if the job did not finish, errMismatch if the
 // summary does not account for every input element, and errInterrupted if
 // ctx was cancelled (see pipeline.Run).
-func runPipeline(ctx context.Context, o pipeline.Options, p *pipeline.Progress, stdout, stderr io.Writer) (pipeline.Summary, error) {
+func runPipeline(ctx context.Context, o pipeline.Options, p *report.Progress, stdout, stderr io.Writer) (pipeline.Summary, error) {
 	if err := o.Validate(); err != nil {
 		return pipeline.Summary{}, err
 	}
@@ -162,7 +160,9 @@ func runPipeline(ctx context.Context, o pipeline.Options, p *pipeline.Progress, 
 	if ctx.Err() != nil {
 		return pipeline.Summary{}, fmt.Errorf("%w before the run started", errInterrupted)
 	}
+	stop := p.Report(total(o))
 	sum, err := pipeline.Run(ctx, o, p)
+	stop()
 	switch {
 	case err != nil && ctx.Err() != nil && !errors.Is(err, pipeline.ErrNotDone):
 		return sum, fmt.Errorf("%w: stopped waiting for the job, which may go on on the runner: %v", errInterrupted, err)
@@ -173,7 +173,7 @@ func runPipeline(ctx context.Context, o pipeline.Options, p *pipeline.Progress, 
 		fmt.Fprintln(stdout, "dry run: the Dataflow job is in the log above; nothing was submitted")
 		return sum, nil
 	}
-	if pipeline.Submitted() {
+	if !runners.Waits() {
 		fmt.Fprintln(stdout, "job submitted; follow it in the runner's UI (Beam counters in namespace beamthrottle)")
 		return sum, nil
 	}
@@ -187,7 +187,7 @@ func runPipeline(ctx context.Context, o pipeline.Options, p *pipeline.Progress, 
 	if o.GenerateRate > 0 && ctx.Err() != nil {
 		want = sum.Generated // the interrupt stopped the generator
 	}
-	sum.WriteTable(stdout, want)
+	report.WriteSummary(stdout, sum, want)
 	if err != nil {
 		return sum, err
 	}
@@ -199,6 +199,15 @@ func runPipeline(ctx context.Context, o pipeline.Options, p *pipeline.Progress, 
 			"every call that was answered is in the outputs", errInterrupted, sum.Interrupted)
 	}
 	return sum, nil
+}
+
+// total is the number of input elements of a run of o, as its progress
+// line shows it: known (> 0) for the generator alone.
+func total(o pipeline.Options) int64 {
+	if o.Generate > 0 {
+		return int64(o.Generate)
+	}
+	return -1
 }
 
 // accounted returns an error wrapping errMismatch unless sum accounts for
@@ -215,7 +224,7 @@ func accounted(sum pipeline.Summary, want int64) error {
 func demoConfig(stdout, stderr io.Writer) demo.Config {
 	return demo.Config{
 		Given: isSet,
-		RunPipeline: func(ctx context.Context, o pipeline.Options, p *pipeline.Progress) (pipeline.Summary, error) {
+		RunPipeline: func(ctx context.Context, o pipeline.Options, p *report.Progress) (pipeline.Summary, error) {
 			return runPipeline(ctx, o, p, stdout, stderr)
 		},
 		Stdout: stdout,

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/beamthrottle/beamthrottle/pipeline"
+	"github.com/beamthrottle/beamthrottle/internal/runners"
 )
 
 // usageHeader opens --help. The program name is fixed: under `go run`
@@ -34,8 +34,34 @@ Examples:
   beamthrottle --demo    # the local demo (make run)
 `
 
+// flagGroup is a titled group of flags, for --help.
+type flagGroup struct {
+	Title string
+	Flags []string // flag names, without dashes, in the order to show them
+}
+
+// pipelineGroups returns the flags pipeline.RegisterFlags defines, each in
+// one group, in the order --help shows them.
+func pipelineGroups() []flagGroup {
+	return []flagGroup{
+		{"Source (exactly one of --input, --subscription, --generate)",
+			[]string{"input", "input_format", "subscription", "idle_timeout", "generate", "generate_rate"}},
+		{"Caller", []string{"caller", "url", "method", "content_type", "header", "header_env", "max_response_bytes", "item_status_field"}},
+		{"Throttle", []string{"throttle_mode", "throttle_scope", "k", "window", "reset_interval", "window_size", "bucket",
+			"groups", "batch_size", "batch_interval", "calls_in_flight", "call_timeout", "items_per_call", "bytes_per_call", "cost", "priority",
+			"strategy", "max_attempts", "max_age", "max_wait", "max_buffered", "max_payload_bytes", "failures_as_rejects"}},
+		{"Response cache", []string{"cache", "cache_address", "cache_ttl", "cache_key"}},
+		{"Shared quota", []string{"quota_backend", "quota_address", "quota_key", "quota_rate", "quota_burst",
+			"quota_high_share", "quota_normal_share",
+			"quota_domain", "quota_descriptors", "quota_fail", "quota_timeout"}},
+		{"Outputs", []string{"output_prefix", "success_topic", "dead_letter_topic", "dead_letter_errors", "name"}},
+		{"Pub/Sub", []string{"pubsub_project", "pubsub_emulator", "publish_timeout"}},
+		{"Reprocessing", []string{"reprocess", "max_total_attempts", "parked_topic"}},
+	}
+}
+
 // demoGroup holds the flags cmd/beamthrottle defines itself.
-var demoGroup = pipeline.FlagGroup{Title: "Demo", Flags: []string{"demo"}}
+var demoGroup = flagGroup{Title: "Demo", Flags: []string{"demo"}}
 
 // beamTitle and beamOtherTitle head Beam's flags: the common ones first, in
 // beamCommon's order, then the others in name order.
@@ -52,11 +78,26 @@ var beamCommon = []string{
 // usageText overrides the description of a Beam flag where Beam's says
 // "required" of a flag only one runner needs.
 var usageText = map[string]string{
-	"runner":           pipeline.RunnerUsage(),
+	"runner":           runnerUsage(),
 	"endpoint":         "Job server host:port, for --runner=universal, flink or spark (or a standalone Prism).",
 	"region":           "Dataflow: the region to run the job in (required with --runner=dataflow).",
 	"staging_location": "Dataflow: where the job's files are staged, gs://BUCKET/PATH (required with --runner=dataflow).",
 	"temp_location":    "Dataflow: temporary files, gs://BUCKET/PATH (default: <staging_location>/tmp).",
+}
+
+// runnerUsage is the description of Beam's --runner flag: the runners of
+// this binary with what each is for.
+func runnerUsage() string {
+	var b strings.Builder
+	b.WriteString("Pipeline runner (Beam's flag). Empty means prism. One of:")
+	for _, r := range runners.List() {
+		fmt.Fprintf(&b, "\n  %s", r.Name)
+		if len(r.Aliases) > 0 {
+			fmt.Fprintf(&b, " (or %s)", strings.Join(r.Aliases, ", "))
+		}
+		fmt.Fprintf(&b, ": %s", r.Doc)
+	}
+	return b.String()
 }
 
 // usageWidth is where descriptions wrap.
@@ -64,7 +105,7 @@ const usageWidth = 100
 
 // usage writes --help to w: the header, the flags of groups in their order
 // and then every other flag of fs (Beam's), the common ones first.
-func usage(w io.Writer, fs *flag.FlagSet, groups []pipeline.FlagGroup) {
+func usage(w io.Writer, fs *flag.FlagSet, groups []flagGroup) {
 	io.WriteString(w, usageHeader)
 	shown := map[string]bool{}
 	section := func(title string, names []string) {

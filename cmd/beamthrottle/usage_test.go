@@ -7,6 +7,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/beamthrottle/beamthrottle/internal/runners"
+	"github.com/beamthrottle/beamthrottle/pipeline"
 )
 
 // helpOutput returns the binary's --help as main sets it up: Beam's flags
@@ -111,14 +114,41 @@ func TestUsage(t *testing.T) {
 		}
 	})
 
-	// --runner's description lists the runners.
+	// --runner's description lists every runner.
 	_, runner, _ := strings.Cut(out, "\n  --runner string\n")
 	runner, _, _ = strings.Cut(runner, "\n  --")
-	for _, name := range []string{"prism", "dataflow", "universal", "flink", "spark"} {
-		if !strings.Contains(runner, "\n        "+name) {
-			t.Errorf("--runner's description does not list %s:\n%s", name, runner)
+	for _, r := range runners.List() {
+		if !strings.Contains(runner, "\n        "+r.Name) {
+			t.Errorf("--runner's description does not list %s:\n%s", r.Name, runner)
 		}
 	}
+}
+
+// TestPipelineGroups: every flag pipeline.RegisterFlags defines is in
+// exactly one group, and every grouped name is such a flag.
+func TestPipelineGroups(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	pipeline.RegisterFlags(fs)
+	seen := map[string]string{}
+	for _, g := range pipelineGroups() {
+		if g.Title == "" || len(g.Flags) == 0 {
+			t.Errorf("group %q with flags %q: want a title and flags", g.Title, g.Flags)
+		}
+		for _, name := range g.Flags {
+			if fs.Lookup(name) == nil {
+				t.Errorf("group %q lists --%s, which pipeline.RegisterFlags does not define", g.Title, name)
+			}
+			if other, ok := seen[name]; ok {
+				t.Errorf("--%s is in groups %q and %q, want one", name, other, g.Title)
+			}
+			seen[name] = g.Title
+		}
+	}
+	fs.VisitAll(func(f *flag.Flag) {
+		if _, ok := seen[f.Name]; !ok {
+			t.Errorf("--%s is in no group of pipelineGroups", f.Name)
+		}
+	})
 }
 
 func TestWrap(t *testing.T) {

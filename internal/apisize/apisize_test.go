@@ -18,6 +18,7 @@ func TestBudgets(t *testing.T) {
 	}{
 		{"transforms/adaptive", 50},
 		{"transforms/throttle", 60},
+		{"pipeline", 60},
 	} {
 		names, err := Names(filepath.Join("..", "..", c.dir))
 		if err != nil {

@@ -27,6 +27,7 @@ import (
 	"cloud.google.com/go/pubsub/v2/pstest"
 
 	"github.com/beamthrottle/beamthrottle/internal/pubsubadmin"
+	"github.com/beamthrottle/beamthrottle/internal/report"
 	"github.com/beamthrottle/beamthrottle/pipeline"
 	"github.com/beamthrottle/beamthrottle/testserver"
 )
@@ -49,7 +50,7 @@ type Config struct {
 	Given func(flag string) bool
 	// RunPipeline runs one pipeline for o, counting in p, and writes its
 	// summary to Stdout: the command's own path for every run.
-	RunPipeline func(ctx context.Context, o pipeline.Options, p *pipeline.Progress) (pipeline.Summary, error)
+	RunPipeline func(ctx context.Context, o pipeline.Options, p *report.Progress) (pipeline.Summary, error)
 	// Stdout receives the demo's story, Stderr the progress lines.
 	Stdout, Stderr io.Writer
 	// Quota is the quota server's limit in requests per second, for both
@@ -136,7 +137,7 @@ func Run(ctx context.Context, o pipeline.Options, c Config) error {
 		}
 	}
 
-	progress := pipeline.NewProgress(c.Stderr, 3*time.Second)
+	progress := report.NewProgress(c.Stderr, 3*time.Second)
 	fmt.Fprintf(stdout, "quota server %s: %d requests/s for both runs; live chart at %s/ while the demo runs\n", srv.URL, quota, srv.URL)
 	stopReports := reportClientThrottles(srv.Handler, progress)
 	defer stopReports()
@@ -265,7 +266,7 @@ func writeInput(path string, n, bad int) (int64, error) {
 // counts them, to the quota server's stats every second, so its chart page
 // shows them next to what the server accepted and rejected. It returns a
 // stop function.
-func reportClientThrottles(h *testserver.Handler, p *pipeline.Progress) func() {
+func reportClientThrottles(h *testserver.Handler, p *report.Progress) func() {
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
@@ -278,7 +279,7 @@ func reportClientThrottles(h *testserver.Handler, p *pipeline.Progress) func() {
 			case <-stop:
 				return
 			case <-t.C:
-				// Run sets p to zero when each run starts.
+				// Each run sets p to zero when it starts (Progress.Start).
 				n := p.Counts()[pipeline.OutClientThrottled]
 				if n < last {
 					last = 0

@@ -14,6 +14,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
+	"github.com/beamthrottle/beamthrottle/internal/report"
 	"github.com/beamthrottle/beamthrottle/pipeline"
 )
 
@@ -26,7 +27,7 @@ func TestMain(m *testing.M) {
 // appends each run's summary to sums (if not nil).
 func testConfig(stdout io.Writer, sums *[]pipeline.Summary) Config {
 	return Config{
-		RunPipeline: func(ctx context.Context, o pipeline.Options, p *pipeline.Progress) (pipeline.Summary, error) {
+		RunPipeline: func(ctx context.Context, o pipeline.Options, p *report.Progress) (pipeline.Summary, error) {
 			if err := o.Validate(); err != nil {
 				return pipeline.Summary{}, err
 			}

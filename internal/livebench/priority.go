@@ -19,6 +19,7 @@ import (
 	"cloud.google.com/go/pubsub/v2/pstest"
 
 	"github.com/beamthrottle/beamthrottle/internal/pubsubadmin"
+	"github.com/beamthrottle/beamthrottle/internal/report"
 	"github.com/beamthrottle/beamthrottle/pipeline"
 	"github.com/beamthrottle/beamthrottle/testserver"
 )
@@ -75,7 +76,7 @@ func runPriority(ctx context.Context, sc scenario, mode string, srv *testserver.
 	}
 	o.FreshSubscription = true // made here: no earlier run holds its messages
 
-	p := pipeline.NewProgress(nil, 0)
+	p := report.NewProgress(nil, 0)
 	stopReports := reportClientThrottled(srv, p)
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()

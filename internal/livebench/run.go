@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/beamthrottle/beamthrottle/internal/competitor"
+	"github.com/beamthrottle/beamthrottle/internal/report"
 	"github.com/beamthrottle/beamthrottle/pipeline"
 	"github.com/beamthrottle/beamthrottle/testserver"
 )
@@ -103,7 +104,7 @@ func options(sc scenario, mode, url string, source []string) (pipeline.Options, 
 
 // runBounded runs a bounded input to its end.
 func runBounded(ctx context.Context, sc scenario, o pipeline.Options, srv *testserver.Server) (Result, error) {
-	p := pipeline.NewProgress(nil, 0)
+	p := report.NewProgress(nil, 0)
 	stop := reportClientThrottled(srv, p)
 	began := time.Now()
 	sum, err := pipeline.Run(ctx, o, p)
@@ -125,7 +126,7 @@ func runStreaming(ctx context.Context, sc scenario, o pipeline.Options, srv *tes
 	var changeAt time.Time
 	var mu sync.Mutex // guards steps and changeAt
 
-	p := pipeline.NewProgress(nil, 0)
+	p := report.NewProgress(nil, 0)
 	stopReports := reportClientThrottled(srv, p)
 	cctx, stopCompetitor := context.WithCancel(ctx)
 	var competing sync.WaitGroup
@@ -224,7 +225,7 @@ func runStreaming(ctx context.Context, sc scenario, o pipeline.Options, srv *tes
 // reportClientThrottled reports the pipeline's client-side throttles to
 // the server each second, for its page and per-second series, until the
 // returned func is called (which reports the last ones), as p counts them.
-func reportClientThrottled(srv *testserver.Server, p *pipeline.Progress) (stop func()) {
+func reportClientThrottled(srv *testserver.Server, p *report.Progress) (stop func()) {
 	quit, done := make(chan struct{}), make(chan struct{})
 	var reported int64
 	report := func() {

@@ -19,7 +19,7 @@ type Summary struct {
 }
 
 // parseSummary reads the summary table from a beamthrottle process's
-// standard output (pipeline.Summary.WriteTable). ok is false if there was
+// standard output (report.WriteSummary). ok is false if there was
 // none: the process did not end normally.
 func parseSummary(stdout string) (s Summary, ok bool) {
 	rows := map[string]*int64{

@@ -8,13 +8,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/beamthrottle/beamthrottle/internal/report"
 	"github.com/beamthrottle/beamthrottle/pipeline"
 )
 
 // table is what cmd/beamthrottle prints for s and want input elements.
 func table(s pipeline.Summary, want int64) string {
 	var b strings.Builder
-	s.WriteTable(&b, want)
+	report.WriteSummary(&b, s, want)
 	return b.String()
 }
 

@@ -1,35 +1,37 @@
-package pipeline
+package report
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/beamthrottle/beamthrottle/pipeline"
 )
 
-// TestWriteTable: the summary table shows the reprocessing rows only for a
+// TestWriteSummary: the summary table shows the reprocessing rows only for a
 // reprocessing run, re-reads of its own dead letters apart from the
 // messages read, and whether every input is accounted for.
-func TestWriteTable(t *testing.T) {
+func TestWriteSummary(t *testing.T) {
 	tests := []struct {
 		name     string
-		sum      Summary
+		sum      pipeline.Summary
 		want     int64
 		contains []string
 		excludes []string
 	}{
-		{"plain run", Summary{Success: 3, Errors: 1}, 4,
+		{"plain run", pipeline.Summary{Success: 3, Errors: 1}, 4,
 			[]string{"success 3", "total 4", "all 4 input elements accounted for"},
 			[]string{"parked", "reprocessed", "read again", "interrupted"}},
-		{"reprocessing its own dead letters", Summary{Parked: 285, Reprocessed: 285, Reread: 270}, 285,
+		{"reprocessing its own dead letters", pipeline.Summary{Parked: 285, Reprocessed: 285, Reread: 270}, 285,
 			[]string{"parked 285", "total 285", "reprocessed (read) 285", "read again (own dead letters) 270", "all 285 input elements accounted for"},
 			nil},
-		{"mismatch", Summary{Success: 1}, 2, []string{"MISMATCH: 2 input elements, 1 accounted for"}, nil},
-		{"interrupted", Summary{Success: 5, ClientThrottled: 7, Interrupted: 6}, 12,
+		{"mismatch", pipeline.Summary{Success: 1}, 2, []string{"MISMATCH: 2 input elements, 1 accounted for"}, nil},
+		{"interrupted", pipeline.Summary{Success: 5, ClientThrottled: 7, Interrupted: 6}, 12,
 			[]string{"client_throttled 7", "total 12", "not called (interrupted) 6", "all 12 input elements accounted for"}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var b strings.Builder
-			tc.sum.WriteTable(&b, tc.want)
+			WriteSummary(&b, tc.sum, tc.want)
 			table := b.String()
 			lines := map[string]bool{} // lines with single spaces
 			for _, l := range strings.Split(table, "\n") {
