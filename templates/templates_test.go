@@ -78,7 +78,7 @@ var wrongValues = map[string][]string{
 	"groups":              {"0", "eight"},
 	"batch_size":          {"0", "1e3"},
 	"batch_interval":      {"1", "0.5", "1 second"},
-	"calls_in_flight":     {"0", "-1"},
+	"calls_in_flight":     {"-1", "many"},
 	"items_per_call":      {"0", "fifty"},
 	"bytes_per_call":      {"-1", "1MB"},
 	"cost":                {"tokens", "json:", "2"},

@@ -54,7 +54,7 @@ func TestEveryBadFlagOneLine(t *testing.T) {
 		{"max_attempts", []string{"--strategy=retry", "--max_attempts=0"}},
 		{"max_age", []string{"--strategy=retry", "--max_age=-1s"}},
 		{"call_timeout", []string{"--call_timeout=-1s"}},
-		{"calls_in_flight", []string{"--calls_in_flight=0"}},
+		{"calls_in_flight", []string{"--calls_in_flight=-1"}},
 		{"items_per_call", []string{"--items_per_call=-1"}},
 		{"bytes_per_call", []string{"--bytes_per_call=-1"}},
 		{"cost", []string{"--cost=weight"}},

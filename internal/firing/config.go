@@ -33,6 +33,14 @@ type Config struct {
 	// CallsInFlight bounds the calls under way at once (at least 1),
 	// counting the calls carried from earlier firings (Carry).
 	CallsInFlight int
+	// SizeCalls sizes the bound on calls under way to what the policy's
+	// pace needs at the calls' latency, under CallsInFlight: the cost
+	// units the policy would send in twice the latency (Env.Latency, or
+	// the age of the oldest call under way if more), at least 1. Little's
+	// law: a rate at a latency needs rate × latency calls under way, and
+	// the factor of two covers their spread and a rate that grows. A
+	// policy without a pace (Budget -1) gets CallsInFlight.
+	SizeCalls bool
 	// Detach lets calls outlive the firing that sent them: once nothing is
 	// left to decide, the firing waits for answers until its deadline
 	// (start + the longer of Wait and BatchInterval) and then ends with

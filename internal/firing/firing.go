@@ -207,7 +207,7 @@ func (f *Firing) Next(now time.Time) Step {
 			f.advance(f.cursor + 1)
 			continue
 		}
-		if f.inFlight >= f.cfg.CallsInFlight {
+		if f.inFlight >= f.callLimit(now) {
 			if !f.cfg.Detach || f.interrupt {
 				return Step{Action: Wait}
 			}
@@ -277,6 +277,23 @@ func (f *Firing) answerBy(time.Time) time.Time {
 // its start if that is later.
 func (f *Firing) answersBy() time.Time {
 	return laterOf(f.deadline, f.deadline.Add(f.cfg.BatchInterval-f.cfg.Wait))
+}
+
+// callLimit returns the bound on calls under way at now (see
+// Config.SizeCalls).
+func (f *Firing) callLimit(now time.Time) int {
+	if !f.cfg.SizeCalls {
+		return f.cfg.CallsInFlight
+	}
+	w := f.env.Latency
+	if o := f.oldestSent(); !o.IsZero() {
+		w = max(w, now.Sub(o))
+	}
+	n := f.env.Policy.Budget(now, now.Add(2*w))
+	if n < 0 {
+		return f.cfg.CallsInFlight
+	}
+	return min(max(n, 1), f.cfg.CallsInFlight)
 }
 
 // oldestSent returns when the oldest call under way was sent.

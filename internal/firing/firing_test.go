@@ -316,3 +316,57 @@ func TestFiringDetach(t *testing.T) {
 		t.Errorf("flying %v, want %v", got, want)
 	}
 }
+
+// budget is a policy that sends everything and reports a pace of rate cost
+// units a second (Budget), or none if rate is negative.
+type budget struct{ rate float64 }
+
+func (budget) Decide(time.Time, int, int) adaptive.Decision {
+	return adaptive.Decision{Verdict: adaptive.Send}
+}
+func (budget) Record(time.Time, adaptive.Answer) {}
+func (b budget) Budget(now, until time.Time) int {
+	if b.rate < 0 {
+		return -1
+	}
+	return 1 + int(b.rate*until.Sub(now).Seconds())
+}
+
+// TestFiringSizeCalls: with SizeCalls the calls under way follow the pace
+// at the latency, twice over, under CallsInFlight; the age of the oldest
+// call raises the latency before any answer says so.
+func TestFiringSizeCalls(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		rate    float64
+		latency time.Duration
+		age     time.Duration // of the one call carried
+		max     int
+		want    int // calls sent, the carried one included
+	}{
+		{"20/s at 2 s", 20, 2 * time.Second, 0, 1000, 81},
+		{"under the maximum", 20, 2 * time.Second, 0, 50, 50},
+		{"latency not known", 20, 0, 0, 1000, 1},
+		{"an old call says more", 20, 0, 500 * time.Millisecond, 1000, 21},
+		{"no pace", -1, time.Second, 0, 7, 7},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := firing.Config{BatchInterval: time.Second, Wait: time.Second, CallsInFlight: c.max, SizeCalls: true, Detach: true}
+			f := firing.New(cfg, firing.Env{Policy: budget{c.rate}, Latency: c.latency}, t0, t0)
+			calls := 0
+			if c.age > 0 {
+				f.Carry(t0.Add(-c.age), []firing.Elem{{Since: t0}}, 0)
+				calls++
+			}
+			for range 2000 {
+				f.Add(t0, firing.Elem{Since: t0})
+			}
+			for s := f.Next(t0); s.Action == firing.Call; s = f.Next(t0) {
+				calls++
+			}
+			if calls != c.want {
+				t.Errorf("%d calls under way, want %d", calls, c.want)
+			}
+		})
+	}
+}

@@ -44,6 +44,9 @@ type Env struct {
 	Policy   Policy
 	Quota    Quota    // the shared quota; nil for none
 	Progress Progress // nil: MaxStall counts from when elements joined the queue
+	// Latency is the calls' mean latency as the driver measured it, for
+	// Config.SizeCalls; zero if not known yet.
+	Latency time.Duration
 }
 
 // Action is what a driver does next.

@@ -178,8 +178,8 @@ func (c config) validate() error {
 	if c.CallTimeout <= 0 {
 		bad("WithCallTimeout", "must be > 0, got %v", c.CallTimeout)
 	}
-	if c.CallsInFlight < 1 {
-		bad("WithCallsInFlight", "must be >= 1, got %d", c.CallsInFlight)
+	if c.CallsInFlight < 0 {
+		bad("WithCallsInFlight", "must be >= 0 (0 sizes it to the pace), got %d", c.CallsInFlight)
 	}
 	if c.MaxBuffered < 0 {
 		bad("WithMaxBuffered", "must be >= 0, got %d", c.MaxBuffered)

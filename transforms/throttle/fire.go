@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
+	"github.com/beamthrottle/beamthrottle/internal/defaults"
 	"github.com/beamthrottle/beamthrottle/internal/firing"
 	"github.com/beamthrottle/beamthrottle/internal/interrupt"
 )
@@ -70,7 +71,7 @@ func (fr *driver) begin() *firing.Firing {
 		return fr.core
 	}
 	f := fr.fn
-	env := firing.Env{Policy: f.policy, Progress: progressOf{f.progress}}
+	env := firing.Env{Policy: f.policy, Progress: progressOf{f.progress}, Latency: f.board.meanLatency()}
 	if f.pool != nil {
 		env.Quota = &poolQuota{pool: f.pool, ctx: fr.ctx, retry: f.BatchInterval}
 	}
@@ -81,8 +82,13 @@ func (fr *driver) begin() *firing.Firing {
 // coreConfig is the configuration of the firings' core.
 func (f *throttleFn) coreConfig() firing.Config {
 	strategy := map[Strategy]firing.Strategy{Drop: firing.Drop, Retry: firing.Retry, Postpone: firing.Postpone}[f.Strategy]
+	calls := f.CallsInFlight
+	if calls == 0 {
+		calls = defaults.MaxCallsInFlight
+	}
 	return firing.Config{
-		BatchInterval: f.BatchInterval, Wait: f.BatchInterval, CallsInFlight: f.CallsInFlight, Detach: true,
+		BatchInterval: f.BatchInterval, Wait: f.BatchInterval, CallsInFlight: calls, Detach: true,
+		SizeCalls:    f.CallsInFlight == 0,
 		ItemsPerCall: f.ItemsPerCall, BytesPerCall: f.BytesPerCall, CostPerCall: f.CostPerCall,
 		MaxWait: f.MaxWait, MaxStall: f.MaxStall,
 		Strategy: strategy, MaxAttempts: f.MaxAttempts, MaxAge: f.MaxAge,

@@ -38,10 +38,22 @@ type callBoard struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu     sync.Mutex
-	nonce  string // this board's: call IDs are unique across workers and restarts
-	seq    int64
-	groups map[string]*groupCalls
+	mu      sync.Mutex
+	nonce   string // this board's: call IDs are unique across workers and restarts
+	seq     int64
+	groups  map[string]*groupCalls
+	latency time.Duration // the calls' mean latency (moving average); 0 before the first answer
+}
+
+// latencyWeight is the weight of a call's latency in the board's average.
+const latencyWeight = 1.0 / 8
+
+// meanLatency returns the mean latency of the calls answered on the board
+// (a moving average), or 0 before the first answer.
+func (b *callBoard) meanLatency() time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.latency
 }
 
 // groupCalls is one group's calls on a callBoard.
@@ -98,6 +110,11 @@ func (b *callBoard) finish(key string, p *pending, res callResult) {
 	b.mu.Lock()
 	if !p.done {
 		p.done, p.res = true, res
+		if b.latency == 0 {
+			b.latency = res.latency
+		} else {
+			b.latency += time.Duration(float64(res.latency-b.latency) * latencyWeight)
+		}
 	}
 	b.mu.Unlock()
 	select {
