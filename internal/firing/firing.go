@@ -310,9 +310,7 @@ func (f *Firing) oldestSent() time.Time {
 // stopFull ends the firing's decisions past its deadline, every slot of
 // CallsInFlight taken: the elements not decided stay queued.
 func (f *Firing) stopFull() {
-	for _, k := range f.work[f.cursor:] {
-		f.rest = append(f.rest, k)
-	}
+	f.rest = append(f.rest, f.work[f.cursor:]...)
 	f.advance(len(f.work))
 	f.stopped, f.full = true, true
 }
@@ -384,15 +382,23 @@ func (f *Firing) attempt(now time.Time, k int) {
 // its elements was, else accepted if any was, else failed), and each
 // element is routed or requeued.
 func (f *Firing) Answered(now time.Time, c int, results []Result) {
+	f.AnsweredAt(now, now, c, results)
+}
+
+// AnsweredAt is Answered for an answer that came at arrived, before now
+// (a call that outlived its firing, collected by this one): the latency is
+// the call's to arrived.
+func (f *Firing) AnsweredAt(now, arrived time.Time, c int, results []Result) {
 	cl := &f.calls[c]
 	if cl.done {
 		return
 	}
 	cl.done = true
 	f.inFlight--
-	f.latency += now.Sub(cl.sent)
+	arrived = laterOf(cl.sent, earlierOf(arrived, now))
+	f.latency += arrived.Sub(cl.sent)
 	f.answered++
-	ans := adaptive.Answer{Sent: cl.sent, Outcome: adaptive.Failed}
+	ans := adaptive.Answer{Sent: cl.sent, Outcome: adaptive.Failed, Received: arrived}
 	progressed := false
 	for _, r := range results {
 		switch r.Class {
@@ -543,6 +549,14 @@ func (f *Firing) Rest() []int { return f.rest }
 // Held returns the slot of the quota the firing claimed and did not use,
 // for the driver to give back when the firing ends.
 func (f *Firing) Held() (Permit, bool) { return f.slot, f.slot.OK && f.slot.Paid }
+
+// earlierOf returns the earlier of a and b.
+func earlierOf(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
 
 // laterOf returns the later of a and b.
 func laterOf(a, b time.Time) time.Time {

@@ -125,7 +125,7 @@ func (g *group) step() error {
 	for len(g.flight) > 0 && g.flight[0].answer <= t {
 		f := g.flight[0]
 		g.flight = g.flight[1:]
-		g.core.Answered(g.r.start.Add(t), f.call, f.results)
+		g.core.AnsweredAt(g.r.start.Add(t), g.r.start.Add(f.answer), f.call, f.results)
 		g.resume = min(g.resume, t) // the core may have routes to give
 	}
 	if t >= g.resume {

@@ -55,13 +55,20 @@ import (
 //     backend's capacity rather than at a share of an overshoot. The
 //     cubic curve takes at least four latencies instead of Recover, so
 //     that it does not climb far above the ceiling while the answers that
-//     would say so are under way. While dark, only requests let through
-//     since the decrease count as probes under way, and a Retry-After of
-//     Recover or less on the answer to a request sent before the decrease
-//     does not block. Under a steady ceiling the curve climbs above it
-//     slower in proportion to the latency beyond 100 ms, so that the
-//     probes for more capacity, each wasting about a latency's worth of
-//     requests against a strict limiter, come rarer as they cost more.
+//     would say so are under way. A Retry-After of Recover or less on the
+//     answer to a request sent before the decrease does not block. The
+//     latency is from the send to when the answer came (Answer.Received).
+//     For a slow API (latency over 100 ms), while dark only requests let
+//     through since the decrease count as probes under way, the next slot
+//     is spaced at the rate after a cut (a strict limiter would refuse the
+//     first request after it), the first refusal already makes the
+//     ceiling steady, the curve flattens up to three hundredths below it
+//     (in proportion to the latency), and a refusal at a steady ceiling
+//     cuts without a dark spell, which would idle a whole latency. Under a
+//     steady ceiling the curve climbs above it slower in proportion to the
+//     latency beyond 100 ms, so that the probes for more capacity, each
+//     wasting about a latency's worth of requests against a strict
+//     limiter, come rarer as they cost more.
 //
 // Requests may have a cost (see [Policy]): tokens, bytes, items. The rate
 // is in cost units per second, and a request of cost c let through puts
@@ -181,7 +188,7 @@ func (p *Pacer) curve(n int64) float64 {
 	a := 1 - p.cfg.Beta // below the ceiling: back from Beta·ceil
 	c := p.ceil
 	if p.steady {
-		c *= 1 - steadyMargin
+		c *= 1 - p.margin()
 	}
 	if x > 0 {
 		a = probeGain // above it: probing for more
@@ -220,7 +227,7 @@ func (p *Pacer) Decide(now time.Time, _, cost int) Decision {
 		p.last = n
 		return Decision{Verdict: Postpone, RetryAt: time.Unix(0, p.next), Probability: p.share()}
 	}
-	if p.dark && p.probes > 0 && n-p.sent < int64(p.cfg.Recover) {
+	if p.dark && p.underWay() > 0 && n-p.sent < int64(p.cfg.Recover) {
 		// Rejected since the last decrease: probe with one request at a
 		// time, asking again a typical request's slot later.
 		p.held++
@@ -268,9 +275,12 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 	n := unixNanos(now)
 	p.start(n)
 	p.out = max(p.out-1, 0)
-	sent := unixNanos(a.Sent)
-	if !a.Sent.IsZero() && sent <= n {
-		p.learnLatency(n - sent)
+	sent, got := unixNanos(a.Sent), n
+	if !a.Received.IsZero() {
+		got = min(unixNanos(a.Received), n)
+	}
+	if !a.Sent.IsZero() && sent <= got {
+		p.learnLatency(got - sent)
 	}
 	if p.dark && sent >= p.cutAt && p.probes > 0 {
 		p.probes--
@@ -296,7 +306,8 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 		}
 		if p.ceil == 0 || !p.dark {
 			p.spell = r // a new congestion: remember where it began
-			p.steady = p.ceil > 0 && math.Abs(r-p.ceil) <= p.ceil*steadyBand
+			p.steady = p.ceil > 0 && math.Abs(r-p.ceil) <= p.ceil*steadyBand ||
+				p.ceil == 0 && p.lat > int64(steadyLatency) // a slow API's first refusal: the best estimate there is
 		}
 		cut := p.cfg.Beta
 		if p.dark {
@@ -304,10 +315,22 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 		}
 		p.ceil = r
 		p.rate = max(r*cut, p.floor())
+		if p.lat > int64(steadyLatency) {
+			// The next slot, spaced at the old rate, moves to the new
+			// one: a strict limiter would refuse the first request after
+			// the cut, and a slow API would say so a latency later.
+			p.next = max(p.next, p.after(p.sent, p.typical()))
+		}
 		p.epoch, p.cutAt = n, n
 		p.dark = true
 		p.probes = 0
 		p.cuts++
+		if p.steady && p.lat > int64(steadyLatency) {
+			// A slow API refused a request at its steady ceiling: the
+			// limiter's jitter, not an outage. A dark spell would idle
+			// a whole latency; the cut is enough.
+			p.dark, p.cuts = false, 0
+		}
 	case Accepted:
 		if !p.dark || sent < p.cutAt {
 			return // not news: sent before the last decrease
@@ -343,7 +366,7 @@ func (p *Pacer) Budget(now, until time.Time) int {
 	switch {
 	case start > u:
 		return 0
-	case p.dark && p.probes > 0:
+	case p.dark && p.underWay() > 0:
 		return 0
 	case p.dark:
 		return satInt(first)
@@ -375,6 +398,13 @@ func (p *Pacer) learnLatency(d int64) {
 	p.lat = max(p.lat, 1)
 }
 
+// margin is how far below a steady ceiling the curve flattens: steadyMargin,
+// up to three times that in proportion to the latency beyond steadyLatency
+// (an overshoot costs more the longer the answers take to say so).
+func (p *Pacer) margin() float64 {
+	return steadyMargin * min(3, max(1, float64(p.lat)/float64(steadyLatency)))
+}
+
 // steadyLatency is the latency up to which the curve climbs above a steady
 // ceiling at half its speed; beyond it, slower in proportion.
 const steadyLatency = 100 * time.Millisecond
@@ -387,4 +417,15 @@ const recoverLatencies = 4
 // (for one group): Recover, or recoverLatencies latencies if longer.
 func (p *Pacer) recover() time.Duration {
 	return max(p.cfg.Recover, time.Duration(recoverLatencies*p.lat))
+}
+
+// underWay is how many requests a dark Pacer counts as probes under way:
+// those let through since the decrease for a slow API (latency over
+// steadyLatency), whose older requests would hold the probe for a whole
+// latency; every request not answered yet for a fast one.
+func (p *Pacer) underWay() int64 {
+	if p.lat > int64(steadyLatency) {
+		return p.probes
+	}
+	return p.out
 }

@@ -41,6 +41,10 @@ type Answer struct {
 	Sent time.Time
 	// RetryAfter is the backend's Retry-After, 0 if none.
 	RetryAfter time.Duration
+	// Received is when the answer came, if earlier than the Record that
+	// reports it (a driver that collects answers now and then); zero
+	// means the time of the Record. Sent to Received is the latency.
+	Received time.Time
 }
 
 // ErrState is returned, or wrapped, by UnmarshalBinary for state it does

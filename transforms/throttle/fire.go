@@ -82,13 +82,17 @@ func (fr *driver) begin() *firing.Firing {
 // coreConfig is the configuration of the firings' core.
 func (f *throttleFn) coreConfig() firing.Config {
 	strategy := map[Strategy]firing.Strategy{Drop: firing.Drop, Retry: firing.Retry, Postpone: firing.Postpone}[f.Strategy]
-	calls := f.CallsInFlight
-	if calls == 0 {
-		calls = defaults.MaxCallsInFlight
+	calls, size := f.CallsInFlight, false
+	switch {
+	case calls > 0:
+	case f.Mode == ModePaced:
+		calls, size = defaults.MaxCallsInFlight, true
+	default: // the SRE throttle has no pace to size them by: one at a time, as it always had
+		calls = 1
 	}
 	return firing.Config{
 		BatchInterval: f.BatchInterval, Wait: f.BatchInterval, CallsInFlight: calls, Detach: true,
-		SizeCalls:    f.CallsInFlight == 0,
+		SizeCalls:    size,
 		ItemsPerCall: f.ItemsPerCall, BytesPerCall: f.BytesPerCall, CostPerCall: f.CostPerCall,
 		MaxWait: f.MaxWait, MaxStall: f.MaxStall,
 		Strategy: strategy, MaxAttempts: f.MaxAttempts, MaxAge: f.MaxAge,
@@ -199,8 +203,8 @@ func (fr *driver) collect(items []item) int {
 		if c.done {
 			continue
 		}
-		if res, ok := fr.fn.board.answer(c.p); ok {
-			fr.answered(items, c, res)
+		if res, at, ok := fr.fn.board.answer(c.p); ok {
+			fr.answered(items, c, res, at)
 			n++
 		}
 	}
@@ -246,8 +250,9 @@ func (fr *driver) wait(s firing.Step, items []item, wake <-chan struct{}, t *tim
 	}
 }
 
-// answered gives the core the answer res to call c.
-func (fr *driver) answered(items []item, c *call, res callResult) {
+// answered gives the core the answer res to call c, which came at at by
+// the wall clock.
+func (fr *driver) answered(items []item, c *call, res callResult, at time.Time) {
 	if c.done {
 		return
 	}
@@ -275,7 +280,7 @@ func (fr *driver) answered(items []item, c *call, res callResult) {
 		// later runs out of waiting.
 		items[elems[k]].Last = fr.failureOf(err, fr.core.CallProb(c.n))
 	}
-	fr.core.Answered(fr.now(), c.n, results)
+	fr.core.AnsweredAt(fr.now(), fr.start().Add(at.Sub(fr.wall)), c.n, results)
 }
 
 // end ends the firing: requeue and rest take what goes back to the queue.

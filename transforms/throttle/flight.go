@@ -68,6 +68,7 @@ type pending struct {
 	timeout time.Time // by the wall clock
 	done    bool
 	res     callResult
+	at      time.Time // by the wall clock: when the answer came
 }
 
 func newCallBoard() (*callBoard, error) {
@@ -109,7 +110,7 @@ func (b *callBoard) finish(key string, p *pending, res callResult) {
 	g := b.group(key)
 	b.mu.Lock()
 	if !p.done {
-		p.done, p.res = true, res
+		p.done, p.res, p.at = true, res, time.Now()
 		if b.latency == 0 {
 			b.latency = res.latency
 		} else {
@@ -123,11 +124,12 @@ func (b *callBoard) finish(key string, p *pending, res callResult) {
 	}
 }
 
-// answer returns the answer to call p, if it has one.
-func (b *callBoard) answer(p *pending) (callResult, bool) {
+// answer returns the answer to call p and when it came (by the wall
+// clock), if it has one.
+func (b *callBoard) answer(p *pending) (res callResult, at time.Time, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return p.res, p.done
+	return p.res, p.at, p.done
 }
 
 // lookup returns group key's call id, if this board has it.
