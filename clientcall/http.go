@@ -23,7 +23,7 @@ import (
 
 // Defaults applied by [HTTP] to zero-valued fields.
 const (
-	DefaultTimeout          = 30 * time.Second
+	DefaultTimeout          = 2 * time.Minute
 	DefaultMaxResponseBytes = 10 << 20
 	DefaultMaxConnsPerHost  = 512
 )
@@ -100,7 +100,7 @@ type HTTP struct {
 	// variable.
 	HeaderEnv map[string]string
 	// Timeout bounds each call, including reading the response body;
-	// 0 means DefaultTimeout (30s).
+	// 0 means DefaultTimeout (2m, above the tail of a slow API's latency).
 	Timeout time.Duration
 	// MaxResponseBytes bounds the response body; 0 means
 	// DefaultMaxResponseBytes (10 MiB).

@@ -637,7 +637,7 @@ func TestHTTPString(t *testing.T) {
 		{
 			name:   "defaults",
 			h:      clientcall.HTTP{URL: "http://u:p@h:1/a?k=v"},
-			want:   `clientcall.HTTP{Method: POST, URL: http://h:1/a?<redacted>, ContentType: application/octet-stream, Headers: map[], HeaderEnv: map[], Timeout: 30s, MaxResponseBytes: 10485760, MaxConnsPerHost: 512, ItemStatusField: ""}`,
+			want:   `clientcall.HTTP{Method: POST, URL: http://h:1/a?<redacted>, ContentType: application/octet-stream, Headers: map[], HeaderEnv: map[], Timeout: 2m0s, MaxResponseBytes: 10485760, MaxConnsPerHost: 512, ItemStatusField: ""}`,
 			wantGo: `clientcall.HTTP{URL:"http://h:1/a?<redacted>", Method:"", ContentType:"", Headers:map[string]string(nil), HeaderEnv:map[string]string(nil), Timeout:0, MaxResponseBytes:0, MaxConnsPerHost:0, ItemStatusField:""}`,
 		},
 		{

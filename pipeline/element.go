@@ -43,7 +43,7 @@ type CallerOptions struct {
 	ContentType string
 	Headers     map[string]string // values never logged
 	HeaderEnv   map[string]string // header name → environment variable
-	Timeout     time.Duration
+	Timeout     time.Duration     // 0: the pipeline's --call_timeout
 	MaxResponse int64
 	// ItemStatusField is the http caller's clientcall.HTTP.ItemStatusField:
 	// the member of a batch answer's entry that holds its item's status.

@@ -291,7 +291,11 @@ func throttleAndWrite(s beam.Scope, in beam.PCollection, o Options, extraErrors,
 	if name == "" {
 		name = "http"
 	}
-	caller, err := newRegisteredCaller(name, o.CallerOptions)
+	co := o.CallerOptions
+	if co.Timeout == 0 {
+		co.Timeout = o.CallTimeout // the http caller's own bound is no shorter than the call's
+	}
+	caller, err := newRegisteredCaller(name, co)
 	if err != nil {
 		return Outputs{}, err
 	}

@@ -17,7 +17,7 @@ const (
 	BatchInterval    = time.Second      // WithBatchInterval
 	MaxAttempts      = 3                // WithMaxAttempts
 	MaxAge           = 10 * time.Minute // WithMaxAge
-	CallTimeout      = 30 * time.Second // WithCallTimeout
+	CallTimeout      = 2 * time.Minute  // WithCallTimeout: above a slow API's tail (median 3 s, p99 20 s)
 	CallsInFlight    = 0                // WithCallsInFlight: sized to the pace
 	MaxCallsInFlight = 256              // the most calls under way per group when sized
 	ItemsPerCall     = 1                // WithItemsPerCall: one element per call, the caller's Call

@@ -84,6 +84,17 @@ var families = []family{
 			"(the mean window): 2,000 ÷ 22/s ≈ 90.9 s. The time counts only if at least 99 % of the elements succeeded.",
 	},
 	{
+		name:    "slow-api",
+		title:   "A slow API, bounded input, default flags",
+		bounded: true,
+		setup: "The server's strict mode, GCRA at 20 requests/s with no burst, answering each request 2 s late (an " +
+			"embedding or translation API's latency): by Little's law, 40 calls must be under way to use the quota. " +
+			"The pipeline: 2,000 generated elements with default flags, which size the calls under way to the pace at " +
+			"the measured latency and let calls outlive the batch that sent them; the paced mode only (the SRE mode " +
+			"sends what it does not reject at once and is not made for a slow API). *Time* and *ideal* as in the " +
+			"window-latency family (ideal 100 s); the target is 95 % of the quota's rate, plus 2 s.",
+	},
+	{
 		name:  "priority",
 		title: "Priority tiers at twice the quota",
 		setup: "A token bucket of 50 requests/s (refilled in 100 ms steps), offered twice that: a source publishes 100 " +
@@ -252,6 +263,13 @@ var scenarios = []scenario{
 		server: testserver.Config{Quota: 99, Period: 4 * time.Second, WindowJitter: time.Second, Mode: testserver.FixedWindow,
 			NoRetryAfter: true, Latency: 40 * time.Millisecond, Seed: 1},
 		elements: 2000, targets: driftTargets,
+	},
+	{
+		name: "slow-2s", family: "slow-api", about: "2,000 elements, GCRA 20/s with no burst, 2 s per request, default flags",
+		server:   testserver.Config{Quota: 20, Mode: testserver.GCRA, Latency: 2 * time.Second},
+		elements: 2000, modes: []string{"paced"},
+		targets: []target{{metric: succeeded, limit: 1}, {metric: waste, atMost: true, limit: 0.02},
+			{metric: timeRatio, atMost: true, limit: 1.073}},
 	},
 	{
 		name: "priority-2x", family: "priority",

@@ -67,7 +67,7 @@ func TestCallsOutliveFirings(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	out := Adaptive(s, generate(s, 15), barrierCaller{N: 15, Wait: 20 * time.Second},
 		WithBatchSize(5), WithBatchInterval(100*time.Millisecond), WithGroups(1), WithCallTimeout(time.Minute),
-		WithMode(ModeSRE), WithSRE(adaptive.SREConfig{K: 1e9}))
+		WithCallsInFlight(64), WithMode(ModeSRE), WithSRE(adaptive.SREConfig{K: 1e9}))
 	passert.Count(s, out.Success, "success", 15)
 	passert.Empty(s, out.Errors)
 	res := runPipeline(t, p, true)

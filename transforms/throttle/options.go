@@ -220,18 +220,20 @@ func WithMaxAttempts(n int) Option { return func(c *config) { c.MaxAttempts = n 
 // long has passed since its first attempt (default 10 minutes).
 func WithMaxAge(d time.Duration) Option { return func(c *config) { c.MaxAge = d } }
 
-// WithCallTimeout sets the per-call timeout (default 30s). A call that has
+// WithCallTimeout sets the per-call timeout (default 2m, above the tail of
+// a slow API's latency). A call that has
 // not returned by then is abandoned and its element goes to Errors; the
 // caller's goroutine is left to finish on its own, so callers should honour
 // their context.
 func WithCallTimeout(d time.Duration) Option { return func(c *config) { c.CallTimeout = d } }
 
 // WithCallsInFlight sets how many calls one group may have under way at
-// once. The default, 0, sizes it to what the group's pace needs at the
-// calls' measured latency (twice the rate × the latency, so a 2 s API paced
-// at 20 calls a second gets about 80), up to 256; n ≥ 1 fixes it at n. A
-// call may outlive the firing that made it: a later firing routes its
-// answer. Callers must be safe for concurrent use unless n is 1.
+// once. The default, 0, sizes it in the paced mode to what the group's
+// pace needs at the calls' measured latency (twice the rate × the latency,
+// so a 2 s API paced at 20 calls a second gets about 80), up to 256; the
+// SRE mode has no pace to size it by, and 0 means 1 there. n ≥ 1 fixes it
+// at n. A call may outlive the firing that made it: a later firing routes
+// its answer. Callers must be safe for concurrent use unless it is 1.
 func WithCallsInFlight(n int) Option { return func(c *config) { c.CallsInFlight = n } }
 
 // WithClassifier overrides clientcall.Classify. k's type must be registered

@@ -80,7 +80,7 @@ func TestValidateOptions(t *testing.T) {
 		{"zero max attempts", []Option{WithMaxAttempts(0)}, []string{"WithMaxAttempts"}},
 		{"zero max age", []Option{WithMaxAge(0)}, []string{"WithMaxAge"}},
 		{"zero call timeout", []Option{WithCallTimeout(0)}, []string{"WithCallTimeout"}},
-		{"zero calls in flight", []Option{WithCallsInFlight(0)}, []string{"WithCallsInFlight"}},
+		{"negative calls in flight", []Option{WithCallsInFlight(-1)}, []string{"WithCallsInFlight"}},
 		{"negative max buffered", []Option{WithMaxBuffered(-1)}, []string{"WithMaxBuffered"}},
 		{"negative max wait", []Option{WithMaxWait(-time.Second)}, []string{"WithMaxWait"}},
 		{"negative max stall", []Option{WithMaxStall(-time.Second)}, []string{"WithMaxStall"}},
