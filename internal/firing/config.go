@@ -34,12 +34,15 @@ type Config struct {
 	// counting the calls carried from earlier firings (Carry).
 	CallsInFlight int
 	// SizeCalls sizes the bound on calls under way to what the policy's
-	// pace needs at the calls' latency, under CallsInFlight: the cost
-	// units the policy would send in twice the latency (Env.Latency, or
-	// the age of the oldest call under way if more), at least 1. Little's
-	// law: a rate at a latency needs rate × latency calls under way, and
-	// the factor of two covers their spread and a rate that grows. A
-	// policy without a pace (Budget -1) gets CallsInFlight.
+	// pace needs at the calls' latency, under CallsInFlight: 1 for a
+	// fast API (latency up to 100 ms) or while the policy would send no
+	// more than one cost unit in a latency (one call at a time keeps the
+	// pace), else the cost units it would send in twice the latency. The latency is Env.Latency (else the mean of
+	// this firing's answers, else a batch interval), or the age of the
+	// oldest call under way if more. Little's law: a rate at a latency
+	// needs rate × latency calls under way, and the factor of two covers
+	// their spread and a rate that grows. A policy without a pace (Budget
+	// -1) gets CallsInFlight.
 	SizeCalls bool
 	// Detach lets calls outlive the firing that sent them: once nothing is
 	// left to decide, the firing waits for answers until its deadline

@@ -286,15 +286,34 @@ func (f *Firing) callLimit(now time.Time) int {
 		return f.cfg.CallsInFlight
 	}
 	w := f.env.Latency
+	switch {
+	case w > 0:
+	case f.answered > 0: // this firing's answers
+		w = f.latency / time.Duration(f.answered)
+	default: // not known yet: a batch interval, so the first firing is not one call
+		w = f.cfg.BatchInterval
+	}
 	if o := f.oldestSent(); !o.IsZero() {
 		w = max(w, now.Sub(o))
 	}
-	n := f.env.Policy.Budget(now, now.Add(2*w))
-	if n < 0 {
+	pol := f.env.Policy
+	n := pol.Budget(now, now.Add(w))
+	switch {
+	case n < 0:
 		return f.cfg.CallsInFlight
+	case n <= 1 || w <= fastLatency:
+		// One call at a time keeps the pace, or the API is fast: one
+		// call at a time, as before calls were sized (a fast API's
+		// latency bounds the pace below limits a pacer finds only by
+		// hitting them, such as fixed windows without Retry-After).
+		return 1
 	}
-	return min(max(n, 1), f.cfg.CallsInFlight)
+	return min(pol.Budget(now, now.Add(2*w)), f.cfg.CallsInFlight)
 }
+
+// fastLatency is the latency up to which SizeCalls keeps one call at a
+// time.
+const fastLatency = 100 * time.Millisecond
 
 // oldestSent returns when the oldest call under way was sent.
 func (f *Firing) oldestSent() time.Time {

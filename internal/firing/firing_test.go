@@ -346,9 +346,12 @@ func TestFiringSizeCalls(t *testing.T) {
 	}{
 		{"20/s at 2 s", 20, 2 * time.Second, 0, 1000, 81},
 		{"under the maximum", 20, 2 * time.Second, 0, 50, 50},
-		{"latency not known", 20, 0, 0, 1000, 1},
-		{"an old call says more", 20, 0, 500 * time.Millisecond, 1000, 21},
+		{"latency not known: a batch interval", 20, 0, 0, 1000, 41},
+		{"an old call says more", 20, 0, 1500 * time.Millisecond, 1000, 61},
 		{"no pace", -1, time.Second, 0, 7, 7},
+		{"a fast API: one call keeps the pace", 20, 40 * time.Millisecond, 0, 1000, 1},
+		{"a fast API at a higher pace: still one", 50, 40 * time.Millisecond, 0, 1000, 1},
+		{"150 ms at 50/s", 50, 150 * time.Millisecond, 0, 1000, 16},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := firing.Config{BatchInterval: time.Second, Wait: time.Second, CallsInFlight: c.max, SizeCalls: true, Detach: true}

@@ -230,7 +230,8 @@ func WithCallTimeout(d time.Duration) Option { return func(c *config) { c.CallTi
 // WithCallsInFlight sets how many calls one group may have under way at
 // once. The default, 0, sizes it in the paced mode to what the group's
 // pace needs at the calls' measured latency (twice the rate × the latency,
-// so a 2 s API paced at 20 calls a second gets about 80), up to 256; the
+// so a 2 s API paced at 20 calls a second gets about 80), up to 256, and
+// keeps one call at a time for an API that answers within 100 ms; the
 // SRE mode has no pace to size it by, and 0 means 1 there. n ≥ 1 fixes it
 // at n. A call may outlive the firing that made it: a later firing routes
 // its answer. Callers must be safe for concurrent use unless it is 1.
