@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sync/atomic"
@@ -90,25 +87,7 @@ func TestKilledWithCallsInFlight(t *testing.T) {
 		t.Fatalf("second run: %v\n%s", err, tail(b))
 	}
 
-	seen := map[string]int{}
-	for _, run := range []string{"run1", "run2"} {
-		files, _ := filepath.Glob(filepath.Join(out, run, "*.jsonl"))
-		for _, f := range files {
-			fh, err := os.Open(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sc := bufio.NewScanner(fh)
-			for sc.Scan() {
-				var l struct{ Input string }
-				if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-					t.Fatalf("%s: %v", f, err)
-				}
-				seen[l.Input]++
-			}
-			fh.Close()
-		}
-	}
+	seen := outputInputs(t, out, "run1", "run2")
 	for _, m := range msgs {
 		if c := seen[string(m.Data)]; c != 1 {
 			t.Errorf("message %s reached %d outputs, want 1", m.Data, c)

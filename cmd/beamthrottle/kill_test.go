@@ -101,25 +101,7 @@ func TestKilledMidRunLosesNothing(t *testing.T) {
 		t.Fatalf("second run: %v\n%s", err, tail(b))
 	}
 
-	seen := map[string]int{}
-	for _, run := range []string{"run1", "run2"} {
-		files, _ := filepath.Glob(filepath.Join(out, run, "*.jsonl"))
-		for _, f := range files {
-			fh, err := os.Open(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sc := bufio.NewScanner(fh)
-			for sc.Scan() {
-				var l struct{ Input string }
-				if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-					t.Fatalf("%s: %v", f, err)
-				}
-				seen[l.Input]++
-			}
-			fh.Close()
-		}
-	}
+	seen := outputInputs(t, out, "run1", "run2")
 	for _, m := range msgs {
 		if seen[string(m.Data)] == 0 {
 			t.Errorf("message %s reached no output", m.Data)
@@ -164,4 +146,30 @@ func tail(b []byte) []byte {
 		return b[len(b)-4000:]
 	}
 	return b
+}
+
+// outputInputs counts, by input payload, the lines of every JSONL output
+// file the given runs wrote under out/run/.
+func outputInputs(t *testing.T, out string, runs ...string) map[string]int {
+	t.Helper()
+	seen := map[string]int{}
+	for _, run := range runs {
+		files, _ := filepath.Glob(filepath.Join(out, run, "*.jsonl"))
+		for _, f := range files {
+			fh, err := os.Open(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc := bufio.NewScanner(fh)
+			for sc.Scan() {
+				var l struct{ Input string }
+				if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+					t.Fatalf("%s: %v", f, err)
+				}
+				seen[l.Input]++
+			}
+			fh.Close()
+		}
+	}
+	return seen
 }
