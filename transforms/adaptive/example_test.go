@@ -90,3 +90,31 @@ func ExamplePacer() {
 	// second 4: sent 20, refused 0
 	// second 5: sent 20, refused 0
 }
+
+// A Ceiling against a server that queues: while the answers take their
+// usual second, the limit on calls under way doubles; once they wait in
+// the server's queue, it shrinks.
+func ExampleCeiling() {
+	c, err := adaptive.NewCeiling(adaptive.CeilingConfig{Max: 256})
+	if err != nil {
+		panic(err)
+	}
+	now := time.Unix(1_800_000_000, 0)
+	answer := func(latency time.Duration) { // one window of answers, the limit in use
+		for range 20 {
+			now = now.Add(100 * time.Millisecond)
+			c.Observe(now, latency, c.Limit())
+		}
+	}
+	fmt.Println("start:", c.Limit())
+	answer(time.Second)
+	answer(time.Second)
+	answer(time.Second)
+	fmt.Println("answers in a second:", c.Limit())
+	answer(3 * time.Second)
+	fmt.Println("answers in three:", c.Limit())
+	// Output:
+	// start: 32
+	// answers in a second: 256
+	// answers in three: 144
+}
