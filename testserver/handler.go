@@ -233,6 +233,7 @@ func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request) {
 		delay += time.Duration(j)
 	}
 	h.rec.add(now, a, r.Header.Get(ClientHeader))
+	h.rec.delays.add(delay)
 	h.metrics.count(a)
 	h.mu.Unlock()
 
@@ -392,6 +393,8 @@ func (h *Handler) Stats() Stats {
 	s.Clients = maps.Clone(h.rec.totals.Clients)
 	s.Series = append([]Second{}, h.rec.series...)
 	s.Marks = slices.Clone(h.rec.marks)
+	s.DelayP50Ms = float64(h.rec.delays.quantile(0.5)) / float64(time.Millisecond)
+	s.DelayP99Ms = float64(h.rec.delays.quantile(0.99)) / float64(time.Millisecond)
 	for i := range s.Series {
 		s.Series[i].Clients = maps.Clone(s.Series[i].Clients)
 	}

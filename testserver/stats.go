@@ -74,6 +74,13 @@ type Stats struct {
 	// handler's clock) in which something was counted; at most the last
 	// hour is kept.
 	Series []Second `json:"series"`
+	// DelayP50Ms and DelayP99Ms are the median and 99th percentile of
+	// how long the API requests' answers took the server, in
+	// milliseconds (to within a hundredth): the latency, and in Mode
+	// Queue the wait for a turn, whether or not the client waited for
+	// the answer. 0 before the first request.
+	DelayP50Ms float64 `json:"delay_p50_ms"`
+	DelayP99Ms float64 `json:"delay_p99_ms"`
 	// Marks are the labels set with Handler.Mark, oldest first; at most
 	// maxMarks are kept.
 	Marks []Mark `json:"marks,omitempty"`
@@ -167,6 +174,7 @@ type recorder struct {
 	series []Second        // sorted by T
 	marks  []Mark          // in the order set, at most maxMarks
 	spans  map[string]Span // for the clients in totals.Clients
+	delays delayHistogram
 }
 
 // bucket returns the series entry for the second of now, adding it if
