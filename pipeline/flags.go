@@ -77,7 +77,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.DurationVar(&o.MaxAge, "max_age", defaults.MaxAge, "Retry strategy: max time since an element's first attempt.")
 	fs.DurationVar(&o.CallTimeout, "call_timeout", defaults.CallTimeout, "Per-call timeout; a call past it goes to errors.")
 	fs.IntVar(&o.CallsInFlight, "calls_in_flight", defaults.CallsInFlight,
-		"Calls a group may have under way at once; 0 sizes it to the group's pace at the calls' latency (up to 256; 1 if calls take 100 ms or less, or in the sre mode), 1 keeps calls one at a time.")
+		"Calls a group may have under way at once; 0 sizes it to the group's pace at the calls' latency, the worker's calls bound together by their latency's climb (up to 256; 1 if calls take 100 ms or less, or in the sre mode), 1 keeps calls one at a time.")
 	fs.IntVar(&o.ItemsPerCall, "items_per_call", defaults.ItemsPerCall, "Elements per call (0 means 1): above 1, up to this many elements go in one call of the caller's batch form (the http caller: a JSON array of the payloads, answered by a JSON array).")
 	fs.IntVar(&o.BytesPerCall, "bytes_per_call", 0, "Batched calls: most payload bytes in one call (0 = no bound; an element larger than it goes alone).")
 	fs.StringVar(&o.Cost, "cost", "1", "What an element costs against the pacer and --quota_rate: 1 (each element one unit), bytes (its payload's size), call (one unit per call, for quotas counted in requests when calls are batched) or json:FIELD (the integer in the payload's top-level JSON field, e.g. json:tokens).")

@@ -67,6 +67,7 @@ type Firing struct {
 	live        int           // live elements added
 	taking      bool          // the driver adds elements as the firing asks (Take)
 	full        bool          // the firing ended past its deadline waiting for a slot of CallsInFlight
+	limit       int           // the bound on calls under way when it was last checked
 	latency     time.Duration // the summed latency of the calls answered, over answered
 	answered    int
 }
@@ -207,7 +208,7 @@ func (f *Firing) Next(now time.Time) Step {
 			f.advance(f.cursor + 1)
 			continue
 		}
-		if f.inFlight >= f.callLimit(now) {
+		if f.limit = f.callLimit(now); f.inFlight >= f.limit {
 			if !f.cfg.Detach || f.interrupt {
 				return Step{Action: Wait}
 			}
@@ -300,15 +301,20 @@ func (f *Firing) callLimit(now time.Time) int {
 	n := pol.Budget(now, now.Add(w))
 	switch {
 	case n < 0:
-		return f.cfg.CallsInFlight
+		n = f.cfg.CallsInFlight
 	case n <= 1 || w <= fastLatency:
 		// One call at a time keeps the pace, or the API is fast: one
 		// call at a time, as before calls were sized (a fast API's
 		// latency bounds the pace below limits a pacer finds only by
 		// hitting them, such as fixed windows without Retry-After).
 		return 1
+	default:
+		n = min(pol.Budget(now, now.Add(2*w)), f.cfg.CallsInFlight)
 	}
-	return min(pol.Budget(now, now.Add(2*w)), f.cfg.CallsInFlight)
+	if f.env.Room > 0 {
+		n = min(n, f.env.Room)
+	}
+	return n
 }
 
 // fastLatency is the latency up to which SizeCalls keeps one call at a
@@ -328,6 +334,15 @@ func (f *Firing) oldestSent() time.Time {
 
 // stopFull ends the firing's decisions past its deadline, every slot of
 // CallsInFlight taken: the elements not decided stay queued.
+// Full returns the bound on calls under way when the firing ended waiting
+// for a free call under it (see Config.Detach), 0 if it did not.
+func (f *Firing) Full() int {
+	if !f.full {
+		return 0
+	}
+	return f.limit
+}
+
 func (f *Firing) stopFull() {
 	f.rest = append(f.rest, f.work[f.cursor:]...)
 	f.advance(len(f.work))

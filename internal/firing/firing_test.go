@@ -262,6 +262,9 @@ func TestFiringDetach(t *testing.T) {
 	if got, want := f.Rest(), []int{4, 5}; !cmp.Equal(got, want) {
 		t.Errorf("rest %v, want %v", got, want)
 	}
+	if got := f.Full(); got != 3 {
+		t.Errorf("Full() = %d, want 3: the firing ended with elements waiting for a free call", got)
+	}
 	// Its one answer came at once: the oldest call is overdue, the timer now.
 	if got, want := f.Timer(now), now; !got.Equal(want) {
 		t.Errorf("timer %v, want %v", got, want)
@@ -342,20 +345,26 @@ func TestFiringSizeCalls(t *testing.T) {
 		latency time.Duration
 		age     time.Duration // of the one call carried
 		max     int
+		room    int // Env.Room
 		want    int // calls sent, the carried one included
 	}{
-		{"20/s at 2 s", 20, 2 * time.Second, 0, 1000, 81},
-		{"under the maximum", 20, 2 * time.Second, 0, 50, 50},
-		{"latency not known: a batch interval", 20, 0, 0, 1000, 41},
-		{"an old call says more", 20, 0, 1500 * time.Millisecond, 1000, 61},
-		{"no pace", -1, time.Second, 0, 7, 7},
-		{"a fast API: one call keeps the pace", 20, 40 * time.Millisecond, 0, 1000, 1},
-		{"a fast API at a higher pace: still one", 50, 40 * time.Millisecond, 0, 1000, 1},
-		{"150 ms at 50/s", 50, 150 * time.Millisecond, 0, 1000, 16},
+		{"20/s at 2 s", 20, 2 * time.Second, 0, 1000, 0, 81},
+		{"under the maximum", 20, 2 * time.Second, 0, 50, 0, 50},
+		{"latency not known: a batch interval", 20, 0, 0, 1000, 0, 41},
+		{"an old call says more", 20, 0, 1500 * time.Millisecond, 1000, 0, 61},
+		{"no pace", -1, time.Second, 0, 7, 0, 7},
+		{"a fast API: one call keeps the pace", 20, 40 * time.Millisecond, 0, 1000, 0, 1},
+		{"a fast API at a higher pace: still one", 50, 40 * time.Millisecond, 0, 1000, 0, 1},
+		{"150 ms at 50/s", 50, 150 * time.Millisecond, 0, 1000, 0, 16},
+		{"the driver's ceiling", 20, 2 * time.Second, 0, 1000, 30, 30},
+		{"the driver's ceiling, with a carried call", 20, 0, 1500 * time.Millisecond, 1000, 30, 30},
+		{"the driver's ceiling, no pace", -1, time.Second, 0, 70, 12, 12},
+		{"the driver's ceiling above the pace's need", 20, 2 * time.Second, 0, 1000, 500, 81},
+		{"a fast API: the ceiling does not matter", 20, 40 * time.Millisecond, 0, 1000, 30, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := firing.Config{BatchInterval: time.Second, Wait: time.Second, CallsInFlight: c.max, SizeCalls: true, Detach: true}
-			f := firing.New(cfg, firing.Env{Policy: budget{c.rate}, Latency: c.latency}, t0, t0)
+			f := firing.New(cfg, firing.Env{Policy: budget{c.rate}, Latency: c.latency, Room: c.room}, t0, t0)
 			calls := 0
 			if c.age > 0 {
 				f.Carry(t0.Add(-c.age), []firing.Elem{{Since: t0}}, 0)

@@ -47,6 +47,11 @@ type Env struct {
 	// Latency is the calls' mean latency as the driver measured it, for
 	// Config.SizeCalls; zero if not known yet.
 	Latency time.Duration
+	// Room bounds the calls Config.SizeCalls sizes, when it is 1 or more:
+	// how many the group may have under way by the driver's ceiling on a
+	// server that queues (adaptive.Ceiling), its own calls carried into
+	// the firing included.
+	Room int
 }
 
 // Action is what a driver does next.

@@ -143,6 +143,11 @@ func (f *throttleFn) Setup(ctx context.Context) error {
 	if f.board, err = workerCalls.acquire(f.ID, newCallBoard); err != nil {
 		return err
 	}
+	if cfg := f.coreConfig(); cfg.SizeCalls {
+		if err := f.board.useCeiling(cfg.CallsInFlight); err != nil {
+			return err
+		}
+	}
 	if f.Cache {
 		if f.cache, err = acquireCache(f.CacheAddr); err != nil {
 			return err

@@ -3,7 +3,10 @@ package throttle
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
 	"github.com/beamthrottle/beamthrottle/internal/defaults"
@@ -71,7 +74,8 @@ func (fr *driver) begin() *firing.Firing {
 		return fr.core
 	}
 	f := fr.fn
-	env := firing.Env{Policy: f.policy, Progress: progressOf{f.progress}, Latency: f.board.meanLatency()}
+	env := firing.Env{Policy: f.policy, Progress: progressOf{f.progress}, Latency: f.board.meanLatency(),
+		Room: f.board.room(fr.key)}
 	if f.pool != nil {
 		env.Quota = &poolQuota{pool: f.pool, ctx: fr.ctx, retry: f.BatchInterval}
 	}
@@ -300,6 +304,29 @@ func (fr *driver) end(items []item) {
 	fr.t.requests += int64(core.Attempts())
 	fr.t.retries += int64(len(fr.requeue))
 	fr.t.throttled = fr.t.throttled || core.Throttled()
+	if n := core.Full(); n > 0 {
+		fr.boundWarning(n)
+	}
+}
+
+// boundWarned is when the worker last logged calls held at their bound
+// (unix nanos): once a minute at most.
+var boundWarned atomic.Int64
+
+// boundWarning logs, now and then, that a firing ended with its elements
+// waiting for a free call under the bound of n calls under way: what
+// holds the rate below the pace when an API is slow.
+func (fr *driver) boundWarning(n int) {
+	now, last := time.Now().UnixNano(), boundWarned.Load()
+	if now-last < int64(time.Minute) || !boundWarned.CompareAndSwap(last, now) {
+		return
+	}
+	why := "--calls_in_flight"
+	if fr.fn.CallsInFlight == 0 {
+		why = "the pace at the calls' latency, under the worker's ceiling (the latency's climb; at most 256)"
+	}
+	log.Infof(fr.ctx, "throttle: group %q: elements wait for a free call: %d calls under way, bound by %s; mean latency %v (logged once a minute)",
+		fr.key, n, why, fr.fn.board.meanLatency().Round(time.Millisecond))
 }
 
 // progressOf is the transform's progress mark as the core reads it.

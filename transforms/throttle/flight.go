@@ -11,6 +11,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 
 	"github.com/beamthrottle/beamthrottle/internal/firing"
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
 // workerCalls holds, per transform running in this process (by
@@ -43,6 +44,45 @@ type callBoard struct {
 	seq     int64
 	groups  map[string]*groupCalls
 	latency time.Duration // the calls' mean latency (moving average); 0 before the first answer
+
+	// ceiling bounds the calls under way of groups whose calls are sized
+	// to their pace by the calls' latency (a server that queues); nil
+	// until such a group sets it up.
+	ceiling  *adaptive.Ceiling
+	underWay int // the calls not answered yet, of every group
+}
+
+// useCeiling sets up the board's ceiling on calls under way, at most max,
+// unless it has one.
+func (b *callBoard) useCeiling(max int) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ceiling != nil {
+		return nil
+	}
+	c, err := adaptive.NewCeiling(adaptive.CeilingConfig{Max: max})
+	b.ceiling = c
+	return err
+}
+
+// room returns how many calls group key may have under way under the
+// board's ceiling: the ceiling less the other groups' calls under way, at
+// least 1; 0 without a ceiling.
+func (b *callBoard) room(key string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ceiling == nil {
+		return 0
+	}
+	mine := 0
+	if g, ok := b.groups[key]; ok {
+		for _, p := range g.calls {
+			if !p.done {
+				mine++
+			}
+		}
+	}
+	return max(1, b.ceiling.Limit()-(b.underWay-mine))
 }
 
 // latencyWeight is the weight of a call's latency in the board's average.
@@ -98,6 +138,7 @@ func (b *callBoard) start(key string, timeout time.Time) *pending {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.seq++
+	b.underWay++
 	p := &pending{id: b.nonce + "-" + strconv.FormatInt(b.seq, 36), timeout: timeout}
 	g.calls[p.id] = p
 	return p
@@ -111,6 +152,10 @@ func (b *callBoard) finish(key string, p *pending, res callResult) {
 	b.mu.Lock()
 	if !p.done {
 		p.done, p.res, p.at = true, res, time.Now()
+		b.underWay--
+		if b.ceiling != nil {
+			b.ceiling.Observe(p.at, res.latency, b.underWay+1)
+		}
 		if b.latency == 0 {
 			b.latency = res.latency
 		} else {

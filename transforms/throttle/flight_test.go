@@ -77,3 +77,44 @@ func TestCallsOutliveFirings(t *testing.T) {
 		}
 	}
 }
+
+// TestBoardRoom: a group's room under the worker's ceiling is the ceiling
+// less the other groups' calls under way; an answer frees its call's slot.
+func TestBoardRoom(t *testing.T) {
+	b, err := newCallBoard()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b.room("a"); got != 0 {
+		t.Errorf("without a ceiling: room %d, want 0 (no bound)", got)
+	}
+	if err := b.useCeiling(10); err != nil {
+		t.Fatal(err)
+	}
+	timeout := time.Now().Add(time.Minute)
+	var a []*pending
+	for range 3 {
+		a = append(a, b.start("a", timeout))
+	}
+	for range 2 {
+		b.start("b", timeout)
+	}
+	for _, tc := range []struct {
+		key  string
+		want int
+	}{{"a", 8}, {"b", 7}, {"c", 5}} {
+		if got := b.room(tc.key); got != tc.want {
+			t.Errorf("room(%q) = %d, want %d", tc.key, got, tc.want)
+		}
+	}
+	b.finish("a", a[0], callResult{latency: time.Second})
+	if got := b.room("b"); got != 8 {
+		t.Errorf("room(b) after an answer to a: %d, want 8", got)
+	}
+	for range 20 {
+		b.start("c", timeout)
+	}
+	if got := b.room("a"); got != 1 {
+		t.Errorf("room(a) with the ceiling spent by others: %d, want 1", got)
+	}
+}

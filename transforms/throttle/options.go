@@ -230,10 +230,13 @@ func WithCallTimeout(d time.Duration) Option { return func(c *config) { c.CallTi
 // WithCallsInFlight sets how many calls one group may have under way at
 // once. The default, 0, sizes it in the paced mode to what the group's
 // pace needs at the calls' measured latency (twice the rate × the latency,
-// so a 2 s API paced at 20 calls a second gets about 80), up to 256, and
-// keeps one call at a time for an API that answers within 100 ms; the
-// SRE mode has no pace to size it by, and 0 means 1 there. n ≥ 1 fixes it
-// at n. A call may outlive the firing that made it: a later firing routes
+// so a 2 s API paced at 20 calls a second gets about 80), and keeps one
+// call at a time for an API that answers within 100 ms. The groups'
+// calls under way on a worker are then bound together, up to 256, by an
+// adaptive.Ceiling: a server that queues instead of refusing makes every
+// answer slower, and the bound shrinks until the answers come at their
+// usual latency again. The SRE mode has no pace to size it by, and 0
+// means 1 there. n ≥ 1 fixes it at n per group, with no ceiling. A call may outlive the firing that made it: a later firing routes
 // its answer. Callers must be safe for concurrent use unless it is 1.
 func WithCallsInFlight(n int) Option { return func(c *config) { c.CallsInFlight = n } }
 
