@@ -51,6 +51,12 @@ type Result struct {
 	ErrorElements   int64   `json:"error_elements,omitempty"`
 	Elapsed         float64 `json:"elapsed_s,omitempty"`
 	Ideal           float64 `json:"ideal_s,omitempty"`
+	// DelayP99 is the 99th percentile of the time the server took to
+	// answer the run's calls (its queue's wait and its latency), and
+	// Unloaded its latency without a queue, in seconds; 0 if not
+	// measured.
+	DelayP99 float64 `json:"delay_p99_s,omitempty"`
+	Unloaded float64 `json:"unloaded_s,omitempty"`
 
 	// Priority runs: each tier's elements and waits, high first.
 	Tiers []TierResult `json:"tiers,omitempty"`
@@ -101,6 +107,11 @@ func (r Result) value(m metric) float64 {
 			return math.NaN()
 		}
 		return h.P99Wait / l.MedianWait
+	case delayP99Ratio:
+		if r.DelayP99 <= 0 || r.Unloaded <= 0 {
+			return math.NaN()
+		}
+		return r.DelayP99 / r.Unloaded
 	}
 	return math.NaN()
 }
@@ -268,6 +279,8 @@ func measureBounded(sc scenario, sum pipeline.Summary, st testserver.Stats, elap
 		ErrorElements:   sum.Errors + sum.Dropped + sum.Parked,
 		Elapsed:         elapsed.Seconds(),
 		Ideal:           sc.ideal().Seconds(),
+		DelayP99:        st.DelayP99Ms / 1000,
+		Unloaded:        sc.server.Latency.Seconds(),
 	}
 	return r
 }

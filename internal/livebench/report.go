@@ -116,7 +116,7 @@ func verdicts(sc scenario, r Result) string {
 			text = fmt.Sprintf("%.2f", v)
 		case highSucceeded:
 			text = pct(v)
-		case highP99Ratio:
+		case highP99Ratio, delayP99Ratio:
 			text = fmt.Sprintf("%.2f", v)
 		}
 		ok := "✗"
@@ -237,15 +237,19 @@ func writeTable(w io.Writer, f family, rows []Result) {
 	scOf := func(r Result) scenario { return scenarios[indexOf(r.Scenario)] }
 	switch {
 	case f.bounded:
-		fmt.Fprint(w, "| scenario | mode | elements | success | client-throttled | server-throttled | errors | calls | waste | time | ideal | time ÷ ideal |\n")
-		fmt.Fprint(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+		fmt.Fprint(w, "| scenario | mode | elements | success | client-throttled | server-throttled | errors | calls | waste | time | ideal | time ÷ ideal | p99 answer |\n")
+		fmt.Fprint(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 		for _, r := range rows {
 			sc := scOf(r)
-			fmt.Fprintf(w, "| %s | %s | %d | %s | %d | %d | %d | %d | %s | %s | %s | %s |\n",
+			p99 := "–"
+			if r.DelayP99 > 0 {
+				p99 = mark(sc, r, delayP99Ratio, secondsText(r.DelayP99))
+			}
+			fmt.Fprintf(w, "| %s | %s | %d | %s | %d | %d | %d | %d | %s | %s | %s | %s | %s |\n",
 				r.Scenario, r.Mode, r.Elements, mark(sc, r, succeeded, fmt.Sprint(r.Success)),
 				r.ClientThrottled, r.ServerThrottled, r.ErrorElements, r.Accepted+r.Rejected+r.Errors,
 				mark(sc, r, waste, pct(r.Waste)), secondsText(r.Elapsed), secondsText(r.Ideal),
-				mark(sc, r, timeRatio, fmt.Sprintf("%.2f", r.value(timeRatio))))
+				mark(sc, r, timeRatio, fmt.Sprintf("%.2f", r.value(timeRatio))), p99)
 		}
 	case f.name == "priority":
 		fmt.Fprint(w, "| scenario | mode | tier | sent | succeeded | expired | other | median wait | p99 wait | waste |\n")

@@ -88,6 +88,7 @@ func options(sc scenario, mode, url string, source []string) (pipeline.Options, 
 		{"calls_in_flight", sc.callsInFlight, sc.callsInFlight != 0},
 		{"max_buffered", sc.maxBuffered, sc.maxBuffered != 0},
 		{"max_wait", sc.maxWait, sc.maxWait != 0},
+		{"call_timeout", sc.callTimeout, sc.callTimeout != 0},
 	} {
 		if f.set {
 			args = append(args, fmt.Sprintf("--%s=%v", f.name, f.v))

@@ -87,12 +87,19 @@ var families = []family{
 		name:    "slow-api",
 		title:   "A slow API, bounded input, default flags",
 		bounded: true,
-		setup: "The server's strict mode, GCRA at 20 requests/s with no burst, answering each request 2 s late (an " +
-			"embedding or translation API's latency): by Little's law, 40 calls must be under way to use the quota. " +
-			"The pipeline: 2,000 generated elements with default flags, which size the calls under way to the pace at " +
-			"the measured latency and let calls outlive the batch that sent them; the paced mode only (the SRE mode " +
-			"sends what it does not reject at once and is not made for a slow API). *Time* and *ideal* as in the " +
-			"window-latency family (ideal 100 s); the target is 95 % of the quota's rate, plus 2 s.",
+		setup: "Servers that answer in seconds, as embedding, translation and LLM APIs do. *slow-2s*: the server's " +
+			"strict mode, GCRA at 20 requests/s with no burst, answering each request 2 s late: by Little's law, 40 " +
+			"calls must be under way to use the quota. *slow-lognormal*: GCRA at 500 a minute, each request's latency " +
+			"drawn from a lognormal of median 3 s and p99 20 s (mean 4.2 s: about 35 calls under way). *queue-50*: " +
+			"a server that never refuses and serves 50 requests/s in arrival order, each answer 2 s after its turn " +
+			"(nginx's limit_req with a burst and no nodelay, an inference server's queue): what is sent faster waits " +
+			"in its queue, and a call waiting past `--call_timeout` (5 s here) fails. Default flags size the calls " +
+			"under way to the pace at the measured latency, bound them by the latency's climb above its floor, and let " +
+			"calls outlive the batch that sent them; *queue-50-fixed256* fixes 256 calls under way instead. The paced " +
+			"mode only (the SRE mode sends what it does not reject at once and is not made for a slow API). *Time* and " +
+			"*ideal* as in the window-latency family; the target is 95 % of the quota's rate (or of the queue's), plus " +
+			"one latency for the last answers (the p99 for the lognormal). *p99 answer* is the 99th percentile of the " +
+			"server's time to answer the run's calls (its queue's wait and its latency), against the unloaded latency.",
 	},
 	{
 		name:  "priority",
@@ -124,6 +131,7 @@ type scenario struct {
 	groups, batch, callsInFlight, maxBuffered int
 	maxWait                                   time.Duration
 	interval                                  time.Duration
+	callTimeout                               time.Duration
 
 	// Streaming runs: the source's rate (elements/s) and, for fixed windows,
 	// the run's length in windows (else it is -duration).
@@ -198,7 +206,13 @@ var (
 	changeTargets      = append(tokenBucketTargets[:2:2], target{metric: recovery, atMost: true, limit: 10})
 	boundedTargets     = []target{{metric: succeeded, limit: 1}, {metric: waste, atMost: true, limit: 0.05}, {metric: timeRatio, atMost: true, limit: 1.15}}
 	driftTargets       = []target{{metric: succeeded, limit: 0.99}, {metric: waste, atMost: true, limit: 0.03}, {metric: timeRatio, atMost: true, limit: 1.10}}
-	priorityTargets    = []target{{metric: highSucceeded, limit: 1}, {metric: highP99Ratio, atMost: true, limit: 1}, {metric: waste, atMost: true, limit: 0.05}}
+	// queueTargets: every element succeeds (no call timed out), 95 % of
+	// the server's capacity (plus one answer's latency), and a short
+	// queue.
+	queueTargets = []target{{metric: succeeded, limit: 1},
+		{metric: timeRatio, atMost: true, limit: 1.06}, // (12,000 ÷ 50 ÷ 0.95 + 2) ÷ (12,000 ÷ 50) = 1.061
+		{metric: delayP99Ratio, atMost: true, limit: 2}}
+	priorityTargets = []target{{metric: highSucceeded, limit: 1}, {metric: highP99Ratio, atMost: true, limit: 1}, {metric: waste, atMost: true, limit: 0.05}}
 )
 
 // streamMaxWait bounds the backlog of the streaming runs (offered 4× the
@@ -272,6 +286,31 @@ var scenarios = []scenario{
 			{metric: timeRatio, atMost: true, limit: 1.073}},
 	},
 	{
+		name: "slow-lognormal", family: "slow-api",
+		about: "3,000 elements, GCRA 500 a minute with no burst, each request's latency lognormal (median 3 s, p99 20 s), " +
+			"default flags; the target allows one p99 latency for the last answers",
+		server:   testserver.Config{Quota: 500, Period: time.Minute, Mode: testserver.GCRA, Latency: 3 * time.Second, LatencyP99: 20 * time.Second, Seed: 1},
+		elements: 3000, modes: []string{"paced"},
+		targets: []target{{metric: succeeded, limit: 1}, {metric: waste, atMost: true, limit: 0.02},
+			{metric: timeRatio, atMost: true, limit: 1.10}}, // (360 s ÷ 0.95 + 20 s) ÷ 360 s = 1.108
+	},
+	{
+		name: "queue-50", family: "slow-api",
+		about: "12,000 elements, a server that queues at 50/s instead of refusing, 2 s per request, `--call_timeout=5s`, " +
+			"default flags otherwise",
+		server:   testserver.Config{Quota: 50, Mode: testserver.Queue, Latency: 2 * time.Second},
+		elements: 12000, callTimeout: 5 * time.Second, modes: []string{"paced"},
+		targets: queueTargets,
+	},
+	{
+		name: "queue-50-fixed256", family: "slow-api",
+		about: "the same with `--calls_in_flight=256`, for comparison: a fixed bound is not sized to the pace, and the " +
+			"latency does not bound it",
+		server:   testserver.Config{Quota: 50, Mode: testserver.Queue, Latency: 2 * time.Second},
+		elements: 12000, callTimeout: 5 * time.Second, callsInFlight: 256, modes: []string{"paced"},
+		targets: queueTargets, // the same targets, to show which it misses
+	},
+	{
 		name: "priority-2x", family: "priority",
 		about:  "offered 100/s, twice a 50/s quota: 20/s high, 80/s low, `--priority=json:tier --max_wait 5s`",
 		server: testserver.Config{Quota: 50}, maxWait: 5 * time.Second,
@@ -332,6 +371,7 @@ const (
 	timeRatio                   // run time ÷ ideal time
 	highSucceeded               // high-tier successes ÷ high elements sent, a fraction
 	highP99Ratio                // the high tier's 99th percentile wait ÷ the low tier's median wait
+	delayP99Ratio               // the 99th percentile of the server's answer times ÷ its latency unloaded
 )
 
 // target is one of a scenario's targets: metric at least (or at most)
@@ -372,6 +412,8 @@ func (t target) String() string {
 			return fmt.Sprintf("high p99 wait %s low median wait", op)
 		}
 		return fmt.Sprintf("high p99 wait %s %g × low median wait", op, t.limit)
+	case delayP99Ratio:
+		return fmt.Sprintf("p99 answer %s %g × unloaded", op, t.limit)
 	}
 	return "?"
 }
