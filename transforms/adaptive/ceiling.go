@@ -14,9 +14,9 @@ import (
 // short queue.
 //
 // It follows the gradient rule of Netflix's concurrency-limits (Gradient2):
-// once per window (a second, or the floor if longer, and at least
-// [ceilingSamples] answers), with short the mean latency of the window's
-// answers and floor the lowest such mean (which rises slowly, a
+// once per window (a second, or the last window's mean latency if longer,
+// and enough answers to know their mean within a tenth), with short the
+// mean latency of the window's answers and floor the lowest such mean (which rises slowly, a
 // [ceilingFloorRise] of the way to each window's mean, so a server whose
 // latency changes for good is followed),
 //
@@ -24,31 +24,37 @@ import (
 //	limit    = gradient × limit + √limit
 //
 // While no window's mean has been a twentieth above the floor, the limit
-// doubles every other window instead of adding √limit (a slow start, which
-// waits a window to see what the last doubling did), so the limit does not
-// hold back a client that needs many calls under way against a rate limit.
-// The limit moves only when at least half of it was in use during the
-// window (concurrency-limits' rule for a client that does not use its
-// limit), and stays within [1, Max].
+// doubles instead of adding √limit (a slow start, which waits for a window
+// of calls sent since the last doubling), so the limit does not hold back
+// a client that needs many calls under way against a rate limit.
+// The limit moves only when it bound (a call of the window was sent with
+// the limit reached; concurrency-limits has a like rule for a client that
+// does not use its limit), and stays within [1, Max].
 //
 // Against a hard rate limit the latency does not climb with the calls under
 // way, the gradient stays 1, and the limit is Max: the rate is the pacer's.
 //
 // A Ceiling is not safe for concurrent use.
 type Ceiling struct {
-	cfg   CeilingConfig
-	limit float64
-	slow  bool    // still doubling
-	held  bool    // doubled at the last window
-	floor float64 // nanoseconds; 0 before the first window
-	peak  float64 // the highest limit since the floor was set
-	last  float64 // the last window's mean latency, nanoseconds
-	stuck int     // windows in a row under half the peak with the latency high
+	cfg    CeilingConfig
+	limit  float64
+	slow   bool    // still doubling
+	grewAt int64   // Unix nanoseconds: when the slow start last doubled
+	floor  float64 // nanoseconds; 0 before the first window
+	peak   float64 // the highest limit since the floor was set
+	last   float64 // the last window's mean latency, nanoseconds
+	stuck  int     // windows in a row under half the peak with the latency high
 
-	start int64   // the window's start, Unix nanoseconds; 0 before the first answer
-	n     int     // answers in the window
-	sum   float64 // their latencies, nanoseconds
-	used  int     // the most calls under way an answer saw in the window
+	cohorts map[int64]*cohort // the calls sent, by second, until all are answered
+	swept   int64             // the second of the last sweep
+
+	// The window: the cohorts completed since it started.
+	start      int64 // Unix nanoseconds; 0 before the first answer
+	from       int64 // Unix nanoseconds: the start of its oldest cohort
+	now        int64 // Unix nanoseconds: when it closes
+	n          int
+	sum, sumSq float64 // seconds, seconds²
+	bound      bool
 }
 
 // CeilingConfig configures a Ceiling.
@@ -66,16 +72,16 @@ type CeilingConfig struct {
 
 const (
 	// defaultCeilingStart is a Ceiling's first limit: enough for a fast
-	// start against most slow APIs (16 requests/s at 2 s), while the slow
-	// start doubles it each window.
-	defaultCeilingStart = 32
+	// start against most slow APIs (32 requests/s at 2 s), while the slow
+	// start doubles it as the answers show what the last doubling did.
+	defaultCeilingStart = 64
 	// defaultTolerance lets a queue add a quarter to the floor before the
 	// limit shrinks (Gradient2's default is a half): the latency of
 	// answers then stays within half again of the floor.
 	defaultTolerance = 1.25
 	// ceilingSamples is the fewest answers a window ends with: a mean of
 	// fewer says little about a heavy-tailed latency.
-	ceilingSamples = 10
+	ceilingSamples = 20
 	// ceilingFloorRise is how far the floor moves towards a window's mean
 	// above it: by a thirty-second, it follows a server whose latency rose
 	// for good within a few dozen windows.
@@ -109,7 +115,7 @@ func NewCeiling(cfg CeilingConfig) (*Ceiling, error) {
 		cfg.Tolerance = defaultTolerance
 	}
 	l := float64(min(cfg.Start, cfg.Max))
-	return &Ceiling{cfg: cfg, limit: l, peak: l, slow: true}, nil
+	return &Ceiling{cfg: cfg, limit: l, peak: l, slow: true, cohorts: map[int64]*cohort{}}, nil
 }
 
 // Limit returns how many calls may be under way.
@@ -117,49 +123,137 @@ func (c *Ceiling) Limit() int {
 	return max(1, int(c.limit))
 }
 
-// Observe counts an answer that came at now after latency, with underWay
-// calls under way when it came (itself included); the window that it ends
-// moves the limit.
-func (c *Ceiling) Observe(now time.Time, latency time.Duration, underWay int) {
+// Sent counts a call sent at now, with underWay other calls under way.
+func (c *Ceiling) Sent(now time.Time, underWay int) {
 	n := unixNanos(now)
+	c.sweep(n)
+	k := n / int64(time.Second)
+	co, ok := c.cohorts[k]
+	if !ok {
+		co = &cohort{}
+		c.cohorts[k] = co
+	}
+	co.sent++
+	co.bound = co.bound || underWay+1 >= c.Limit()
+}
+
+// Observe counts the answer, at now, to a call counted by Sent at sent. A
+// window of answers moves the limit: its answers are
+// those of the calls sent in whole seconds, every one of them answered, so
+// that the slow answers of a heavy tail count as much as the fast ones
+// that come first.
+func (c *Ceiling) Observe(sent, now time.Time) {
+	n := unixNanos(now)
+	k := unixNanos(sent) / int64(time.Second)
+	co, ok := c.cohorts[k]
+	if !ok {
+		return // not counted by Sent, or forgotten
+	}
+	co.answered++
+	x := max(now.Sub(sent).Seconds(), 0)
+	co.sum += x
+	co.sumSq += x * x
+	if k < n/int64(time.Second) && co.answered >= co.sent {
+		c.complete(k, co)
+	}
+	c.sweep(n)
+	c.closeWindow(n)
+}
+
+// cohort is the calls sent in one second.
+type cohort struct {
+	sent, answered int
+	sum, sumSq     float64 // of the answers' latencies, in seconds
+	bound          bool    // one was sent with the limit reached
+}
+
+// forgetCohort is how long a cohort waits for all its answers: a call
+// never answered (its worker lost) does not hold its cohort for ever.
+const forgetCohort = 10 * time.Minute
+
+// sweep completes, once per second of now, the cohorts of past seconds
+// whose calls are all answered, and forgets those older than forgetCohort.
+func (c *Ceiling) sweep(n int64) {
+	sec := n / int64(time.Second)
+	if sec == c.swept {
+		return
+	}
+	c.swept = sec
+	for k, co := range c.cohorts {
+		switch {
+		case k < sec && co.answered >= co.sent:
+			c.complete(k, co)
+		case k < sec-int64(forgetCohort/time.Second):
+			delete(c.cohorts, k)
+		}
+	}
+}
+
+// complete adds cohort k to the window.
+func (c *Ceiling) complete(k int64, co *cohort) {
+	delete(c.cohorts, k)
+	if c.n == 0 || k*int64(time.Second) < c.from {
+		c.from = k * int64(time.Second)
+	}
+	c.n += co.answered
+	c.sum += co.sum
+	c.sumSq += co.sumSq
+	c.bound = c.bound || co.bound
+}
+
+// maxStdErr is the largest standard error of a window's mean latency,
+// relative to the mean, that ends the window: a heavy tail needs more
+// answers than a constant latency to say where its mean is.
+const maxStdErr = 0.1
+
+// closeWindow ends the window at n if it has lasted a second (or the
+// floor, or the last window's mean, if longer) and its mean is known well
+// enough.
+func (c *Ceiling) closeWindow(n int64) {
 	if c.start == 0 {
 		c.start = n
 	}
-	c.n++
-	c.sum += float64(max(latency, 0))
-	c.used = max(c.used, underWay)
 	window := max(float64(time.Second), c.floor, c.last)
 	if float64(n-c.start) < window || c.n < ceilingSamples {
 		return
 	}
-	short := c.sum / float64(c.n)
-	c.close(short, c.used)
+	mean := c.sum / float64(c.n)
+	v := max(c.sumSq/float64(c.n)-mean*mean, 0)
+	if math.Sqrt(v/float64(c.n)) > maxStdErr*mean && c.n < maxWindowSamples {
+		return
+	}
+	short := mean * float64(time.Second)
+	c.now = n
+	c.close(short, c.bound)
 	c.last = short
-	c.start, c.n, c.sum, c.used = n, 0, 0, 0
+	c.start, c.n, c.sum, c.sumSq, c.bound = n, 0, 0, 0, false
 }
 
-// close ends a window whose answers took short on average, with at most
-// used calls under way.
-func (c *Ceiling) close(short float64, used int) {
+// maxWindowSamples ends a window whatever its spread.
+const maxWindowSamples = 400
+
+// close ends a window whose answers took short on average; bound says
+// whether one of its calls was sent with the limit reached.
+func (c *Ceiling) close(short float64, bound bool) {
 	if !(short > 0) {
 		return
 	}
 	if c.floor == 0 || short < c.floor {
 		c.floor = short
 	}
-	if used < c.Limit() {
+	if !bound {
 		// The limit held nothing back: the latency is the server's own,
 		// and the limit is not at issue.
 		c.floor += (short - c.floor) * ceilingFloorRise
 		return
 	}
 	if c.slow && short <= c.floor*slowStartRise {
-		// The window's answers were sent a latency ago, under the limit
-		// before the last doubling: double every other window, once
-		// the answers tell what the last doubling did.
-		if c.held = !c.held; c.held {
+		// Doubled again only once the answers tell what the last
+		// doubling did: all of the window's calls were sent since.
+		if c.from >= c.grewAt {
 			c.limit = min(c.limit*2, float64(c.cfg.Max))
 			c.peak = max(c.peak, c.limit)
+			c.grewAt = c.now
 		}
 		return
 	}

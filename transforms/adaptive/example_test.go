@@ -100,10 +100,11 @@ func ExampleCeiling() {
 		panic(err)
 	}
 	now := time.Unix(1_800_000_000, 0)
-	answer := func(latency time.Duration) { // one window of answers, the limit in use
+	answer := func(latency time.Duration) { // answers to calls sent with the limit in use
 		for range 20 {
 			now = now.Add(100 * time.Millisecond)
-			c.Observe(now, latency, c.Limit())
+			c.Sent(now, c.Limit()-1)
+			c.Observe(now, now.Add(latency))
 		}
 	}
 	fmt.Println("start:", c.Limit())
@@ -114,7 +115,7 @@ func ExampleCeiling() {
 	answer(3 * time.Second)
 	fmt.Println("answers in three:", c.Limit())
 	// Output:
-	// start: 32
+	// start: 64
 	// answers in a second: 256
 	// answers in three: 144
 }

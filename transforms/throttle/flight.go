@@ -106,6 +106,7 @@ type groupCalls struct {
 type pending struct {
 	id      string
 	timeout time.Time // by the wall clock
+	sent    time.Time // by the wall clock
 	done    bool
 	res     callResult
 	at      time.Time // by the wall clock: when the answer came
@@ -138,8 +139,11 @@ func (b *callBoard) start(key string, timeout time.Time) *pending {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.seq++
+	p := &pending{id: b.nonce + "-" + strconv.FormatInt(b.seq, 36), timeout: timeout, sent: time.Now()}
+	if b.ceiling != nil {
+		b.ceiling.Sent(p.sent, b.underWay)
+	}
 	b.underWay++
-	p := &pending{id: b.nonce + "-" + strconv.FormatInt(b.seq, 36), timeout: timeout}
 	g.calls[p.id] = p
 	return p
 }
@@ -154,7 +158,7 @@ func (b *callBoard) finish(key string, p *pending, res callResult) {
 		p.done, p.res, p.at = true, res, time.Now()
 		b.underWay--
 		if b.ceiling != nil {
-			b.ceiling.Observe(p.at, res.latency, b.underWay+1)
+			b.ceiling.Observe(p.sent, p.at)
 		}
 		if b.latency == 0 {
 			b.latency = res.latency
