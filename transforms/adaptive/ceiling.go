@@ -16,23 +16,30 @@ import (
 // It follows the gradient rule of Netflix's concurrency-limits (Gradient2):
 // once per window (a second, or the last window's mean latency if longer,
 // and enough answers to know their mean within a tenth), with short the
-// mean latency of the window's answers and floor the lowest such mean (which rises slowly, a
-// [ceilingFloorRise] of the way to each window's mean, so a server whose
-// latency changes for good is followed),
+// mean latency of the window's answers and floor the lowest such mean,
 //
 //	gradient = clamp(Tolerance × floor / short, 0.5, 1)
 //	limit    = gradient × limit + √limit
+//
+// A window's answers are those of whole cohorts, the calls sent in one
+// second, all of them answered: a heavy tail's first answers are its fast
+// ones. The limit moves only in a window where it bound (one of its calls
+// was sent with the limit reached; concurrency-limits has a like rule for a
+// client that does not use its limit), and stays within [1, Max]. In a
+// window where it did not bind, the floor rises a [ceilingFloorRise] of the
+// way to the window's mean, so a server whose latency changes for good is
+// followed; and after [stuckWindows] windows in a row with the limit under
+// half its peak and the latency as high, the floor starts again from the
+// latency (the server got slower, it is not queueing).
 //
 // While no window's mean has been a twentieth above the floor, the limit
 // doubles instead of adding √limit (a slow start, which waits for a window
 // of calls sent since the last doubling), so the limit does not hold back
 // a client that needs many calls under way against a rate limit.
-// The limit moves only when it bound (a call of the window was sent with
-// the limit reached; concurrency-limits has a like rule for a client that
-// does not use its limit), and stays within [1, Max].
 //
 // Against a hard rate limit the latency does not climb with the calls under
-// way, the gradient stays 1, and the limit is Max: the rate is the pacer's.
+// way, the gradient stays 1, and the limit grows with what the pacer's rate
+// needs: the rate is the pacer's.
 //
 // A Ceiling is not safe for concurrent use.
 type Ceiling struct {
