@@ -51,6 +51,7 @@ type Firing struct {
 	cursor      int
 	left        int // the cost of work[cursor:]
 	calls       []call
+	open        []int // numbers of the calls under way, and of some answered since (see oldestSent)
 	inFlight    int
 	routes      []Step // routes, in order; routes[rhead:] not returned yet
 	rhead       int
@@ -138,6 +139,7 @@ func (f *Firing) Carry(sent time.Time, elems []Elem, prob float64) (c int) {
 		f.elems = append(f.elems, e)
 	}
 	f.calls = append(f.calls, call{elems: ks, sent: sent, prob: prob})
+	f.open = append(f.open, len(f.calls)-1)
 	f.inFlight++
 	return len(f.calls) - 1
 }
@@ -322,18 +324,25 @@ func (f *Firing) callLimit(now time.Time) int {
 const fastLatency = 100 * time.Millisecond
 
 // oldestSent returns when the oldest call under way was sent.
+// It drops the answered calls from f.open as it goes, so each step costs
+// the calls under way, not every call the firing made.
 func (f *Firing) oldestSent() time.Time {
 	var t time.Time
-	for i := range f.calls {
-		if c := &f.calls[i]; !c.done && (t.IsZero() || c.sent.Before(t)) {
+	open := f.open[:0]
+	for _, i := range f.open {
+		c := &f.calls[i]
+		if c.done {
+			continue
+		}
+		open = append(open, i)
+		if t.IsZero() || c.sent.Before(t) {
 			t = c.sent
 		}
 	}
+	f.open = open
 	return t
 }
 
-// stopFull ends the firing's decisions past its deadline, every slot of
-// CallsInFlight taken: the elements not decided stay queued.
 // Full returns the bound on calls under way when the firing ended waiting
 // for a free call under it (see Config.Detach), 0 if it did not.
 func (f *Firing) Full() int {
@@ -343,6 +352,8 @@ func (f *Firing) Full() int {
 	return f.limit
 }
 
+// stopFull ends the firing's decisions past its deadline, every slot of
+// CallsInFlight taken: the elements not decided stay queued.
 func (f *Firing) stopFull() {
 	f.rest = append(f.rest, f.work[f.cursor:]...)
 	f.advance(len(f.work))
@@ -373,6 +384,7 @@ func (f *Firing) send(now time.Time, j, cost int, p float64) Step {
 		f.attempt(now, k)
 	}
 	f.calls = append(f.calls, call{elems: elems, sent: now, prob: p})
+	f.open = append(f.open, len(f.calls)-1)
 	f.inFlight++
 	f.advance(j)
 	return Step{Action: Call, Call: len(f.calls) - 1, Elems: elems, Cost: cost, Prob: p}

@@ -42,6 +42,7 @@ type driver struct {
 	settled []settled       // cache keys whose element was routed since the driver last looked
 
 	calls     []*call         // the core's calls, by number: carried, then sent
+	open      []*call         // the calls under way, and some answered since (collect drops them)
 	collected map[string]bool // the calls whose answers the firing collected, by ID
 	flown     []flown         // the calls it ended with under way
 }
@@ -154,6 +155,7 @@ func (fr *driver) drive(items []item) {
 			c := &call{n: s.Call, items: callItems(items, s.Elems), sent: now,
 				p: fr.fn.board.start(fr.key, time.Now().Add(fr.fn.CallTimeout))}
 			fr.calls = append(fr.calls, c)
+			fr.open = append(fr.open, c)
 			fr.t.calls++
 			fr.t.cost += int64(s.Cost)
 			go fr.invoke(c)
@@ -203,15 +205,19 @@ func (fr *driver) invoke(c *call) {
 // how many.
 func (fr *driver) collect(items []item) int {
 	n := 0
-	for _, c := range fr.calls {
+	open := fr.open[:0]
+	for _, c := range fr.open {
 		if c.done {
 			continue
 		}
 		if res, at, ok := fr.fn.board.answer(c.p); ok {
 			fr.answered(items, c, res, at)
 			n++
+			continue
 		}
+		open = append(open, c)
 	}
+	fr.open = open
 	return n
 }
 
@@ -225,7 +231,7 @@ func (fr *driver) wait(s firing.Step, items []item, wake <-chan struct{}, t *tim
 		d = max(s.Until.Sub(fr.now()), 0)
 	}
 	var first *call // the call under way whose timeout comes first
-	for _, c := range fr.calls {
+	for _, c := range fr.open {
 		if !c.done && (first == nil || c.p.timeout.Before(first.p.timeout)) {
 			first = c
 		}

@@ -248,7 +248,9 @@ func (fr *driver) carry(sp state.Provider, meta *queueMeta) ([]item, error) {
 		}
 		sent := time.Unix(0, fc.Sent)
 		n := core.Carry(sent, es, fc.Prob)
-		fr.calls = append(fr.calls, &call{n: n, items: b.Items, p: p, sent: sent})
+		c := &call{n: n, items: b.Items, p: p, sent: sent}
+		fr.calls = append(fr.calls, c)
+		fr.open = append(fr.open, c)
 		items = append(items, b.Items...)
 		kept = append(kept, fc)
 	}
