@@ -26,7 +26,11 @@ import (
 //     flattens a hundredth below the ceiling rather than at it, so that a
 //     strict limiter (one that refuses any request ahead of its slot) is
 //     not probed at its exact rate on every climb back, and climbs above it
-//     half as fast, so that it probes for more half as often.
+//     half as fast, so that it probes for more half as often. A request
+//     let through late after its slot, by less than half of that margin of
+//     its spacing, spaces the next one from its slot, not from its send: a
+//     Pacer woken a little after every slot would otherwise send below its
+//     rate by that much.
 //   - Dark spells: after a decrease the rate stays put until a request sent
 //     since is accepted. Until then the Pacer probes with one request at a
 //     time (no other is let through while one is unanswered), and each
@@ -49,7 +53,8 @@ import (
 //     recent answers). Slow start doubles the rate once per latency when
 //     that is longer than a second, as TCP's does once per round trip, so
 //     that it does not overshoot several times over before the first
-//     rejection comes back. A decrease cuts from the rate on the curve
+//     rejection comes back; learning the latency keeps the rate slow start
+//     had reached. A decrease cuts from the rate on the curve
 //     when the rejected request was sent, not from where the curve has
 //     climbed to since: after a slow answer, the cut lands near the
 //     backend's capacity rather than at a share of an overshoot. The
@@ -64,7 +69,11 @@ import (
 //     first request after it), the first refusal already makes the
 //     ceiling steady, the curve flattens up to three hundredths below it
 //     (in proportion to the latency), and a refusal at a steady ceiling
-//     cuts without a dark spell, which would idle a whole latency. Under a
+//     cuts without a dark spell, which would idle a whole latency. A
+//     refusal below a steady ceiling more than two recoveries after the
+//     last cut is the send times' jitter against the limiter and keeps the
+//     ceiling; sooner, the flat moves half its margin below the refused
+//     rate. Under a
 //     steady ceiling the curve climbs above it slower in proportion to the
 //     latency beyond 100 ms, so that the probes for more capacity, each
 //     wasting about a latency's worth of requests against a strict
@@ -182,7 +191,7 @@ func (p *Pacer) curve(n int64) float64 {
 		t = 0
 	}
 	if p.ceil == 0 { // slow start: doubling every second, or every latency if longer
-		return min(p.cfg.StartRate*p.typical()*math.Exp2(t/max(1, float64(p.lat)/1e9)), maxRate)
+		return min(p.cfg.StartRate*p.typical()*math.Exp2(t/p.doubling()), maxRate)
 	}
 	x := t/(p.recover().Seconds()*float64(p.cfg.Groups)) - 1
 	a := 1 - p.cfg.Beta // below the ceiling: back from Beta·ceil
@@ -243,7 +252,10 @@ func (p *Pacer) Decide(now time.Time, _, cost int) Decision {
 	if !p.dark { // while dark the rate stays where the last decrease left it
 		p.rate = p.curve(n)
 	}
-	p.next = p.after(n, c) // no burst: the next slot is this request's full spacing away
+	// No burst: the next slot is this request's full spacing away, from
+	// its own slot if it came late by less than the lateness the flat's
+	// margin forgives.
+	p.next = p.after(max(n-p.forgive(c), min(p.next, n)), c)
 	p.last, p.sent = n, n
 	p.out++
 	if p.dark {
@@ -280,7 +292,7 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 		got = min(unixNanos(a.Received), n)
 	}
 	if !a.Sent.IsZero() && sent <= got {
-		p.learnLatency(got - sent)
+		p.learnLatency(n, got-sent)
 	}
 	if p.dark && sent >= p.cutAt && p.probes > 0 {
 		p.probes--
@@ -313,7 +325,7 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 		if p.dark {
 			cut = p.cfg.Backoff // still rejected after a decrease: back off
 		}
-		p.ceil = r
+		p.ceil = p.refusedAt(n, r)
 		p.rate = max(r*cut, p.floor())
 		if p.lat > int64(steadyLatency) {
 			// The next slot, spaced at the old rate, moves to the new

@@ -1,6 +1,9 @@
 package adaptive
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // The Pacer's rules for a slow API: what it measures of the latency and
 // what follows from it (see [Pacer]).
@@ -8,15 +11,28 @@ import "time"
 // latencyWeight is the weight of a new answer in the latency average.
 const latencyWeight = 1.0 / 8
 
-// learnLatency moves the latency average towards an answer's latency d.
-func (p *Pacer) learnLatency(d int64) {
+// learnLatency moves the latency average towards an answer's latency d,
+// received at n. In slow start the curve's time moves with it, so that
+// the rate at n stays where it was: the curve doubles once per second, or
+// per latency if longer, and the first answer of a slow API would
+// otherwise halve the rate it had reached before the latency was known.
+func (p *Pacer) learnLatency(n, d int64) {
+	r, was := p.curve(n), p.doubling()
 	if p.lat == 0 {
 		p.lat = max(d, 1)
+	} else {
+		p.lat = max(p.lat+int64(float64(d-p.lat)*latencyWeight), 1)
+	}
+	start := min(p.cfg.StartRate*p.typical(), maxRate)
+	if p.ceil != 0 || p.dark || p.doubling() == was || r <= start {
 		return
 	}
-	p.lat += int64(float64(d-p.lat) * latencyWeight)
-	p.lat = max(p.lat, 1)
+	p.epoch = n - int64(math.Log2(r/start)*p.doubling()*1e9)
 }
+
+// doubling is how long slow start takes to double the rate, in seconds: a
+// second, or the latency if longer.
+func (p *Pacer) doubling() float64 { return max(1, float64(p.lat)/1e9) }
 
 // margin is how far below a steady ceiling the curve flattens: steadyMargin,
 // up to three times that in proportion to the latency beyond steadyLatency
@@ -48,4 +64,36 @@ func (p *Pacer) underWay() int64 {
 		return p.probes
 	}
 	return p.out
+}
+
+// forgive is how late a request of cost c may come after its slot and
+// still space the next one from the slot rather than from its send: half
+// the margin of a steady ceiling's flat, none otherwise. A pacer woken a
+// little after each slot (a timer's resolution, a busy machine) would
+// otherwise send below its rate by that much on every request; forgiving
+// half the margin keeps the sends at least the other half of it above the
+// spacing of the ceiling.
+func (p *Pacer) forgive(c float64) int64 {
+	if !p.steady || c == 0 {
+		return 0
+	}
+	return int64(1e9 * c / p.rate * p.margin() / 2)
+}
+
+// refusedAt returns the ceiling after a refusal at n of a request sent at
+// rate r: r, except for a slow API's refusal below its steady ceiling (on
+// the flat or climbing to it). There the limiter is about at the ceiling
+// and the send times' jitter crossed it. Long after the last cut that is
+// all it says, and the ceiling stays; soon after it the limit may have
+// fallen, and the flat moves half a margin below r (a whole margin would
+// lower it by a margin on every refusal).
+func (p *Pacer) refusedAt(n int64, r float64) float64 {
+	if !p.steady || p.ceil == 0 || r >= p.ceil || p.lat <= int64(steadyLatency) {
+		return r
+	}
+	if n-p.cutAt > 2*int64(p.recover()) {
+		return p.ceil
+	}
+	m := p.margin()
+	return min(p.ceil, r*(1-m/2)/(1-m))
 }

@@ -29,6 +29,41 @@ func TestPacerSlowAnswers(t *testing.T) {
 			t.Errorf("rate 2 s into slow start at a 2 s latency: got %v, want %v", got, want)
 		}
 	})
+	t.Run("the first answer does not halve slow start's rate", func(t *testing.T) {
+		p := newTestPacer(t, PacerConfig{StartRate: 20})
+		p.Decide(at(0), 0, 1)
+		now := at(2 * time.Second)
+		before := p.curve(unixNanos(now)) // doubling once a second while the latency is unknown
+		p.Record(now, Answer{Outcome: Accepted, Sent: at(0)})
+		if got := p.curve(unixNanos(now)); math.Abs(got-before) > 1e-6*before {
+			t.Errorf("rate when a 2 s latency is learnt: got %v, want %v as before", got, before)
+		}
+		if got, want := p.curve(unixNanos(now.Add(2*time.Second))), 2*before; math.Abs(got-want) > 1e-6*want {
+			t.Errorf("rate a latency later: got %v, want %v", got, want)
+		}
+	})
+	t.Run("a refusal on the flat long after the last cut keeps the ceiling", func(t *testing.T) {
+		p := slowPacer(t, 2*time.Second, 40)
+		p.Record(at(3*time.Second), Answer{Outcome: Throttled, Sent: at(2 * time.Second)})
+		ceil, m := p.ceil, p.margin()
+		later := at(3*time.Second + 3*p.recover())
+		sent := later.Add(-2 * time.Second)
+		flat := p.curve(unixNanos(sent))
+		if want := ceil * (1 - m); math.Abs(flat-want) > 1e-3*want {
+			t.Fatalf("rate at the send: got %v, want about the flat %v", flat, want)
+		}
+		p.Record(later, Answer{Outcome: Throttled, Sent: sent})
+		if p.ceil != ceil {
+			t.Errorf("ceiling after a refusal long after the cut: got %v, want %v as before", p.ceil, ceil)
+		}
+		// Another soon after: the limit may have fallen.
+		sent = later.Add(time.Second)
+		p.Record(sent.Add(2*time.Second), Answer{Outcome: Throttled, Sent: sent})
+		r := p.spell // the rate when it was sent
+		if got, want := p.ceil*(1-m), r*(1-m/2); math.Abs(got-want) > 1e-9 || r >= ceil*(1-m) {
+			t.Errorf("flat after a refusal soon after the cut: got %v, want %v (half a margin below the refused rate %v)", got, want, r)
+		}
+	})
 	t.Run("a cut starts from the rate at the send", func(t *testing.T) {
 		p := slowPacer(t, 2*time.Second, 1)
 		sent := at(3 * time.Second)
@@ -86,6 +121,38 @@ func TestPacerSlowAnswers(t *testing.T) {
 			p.Record(at(5*time.Second), Answer{Outcome: Throttled, Sent: at(c.sent), RetryAfter: c.retryAfter})
 			if got := p.blocked > unixNanos(at(5*time.Second)); got != c.blocks {
 				t.Errorf("blocked until %v: got blocking %v, want %v", time.Unix(0, p.blocked), got, c.blocks)
+			}
+		})
+	}
+}
+
+// TestPacerForgivesLateness: under a steady ceiling a request let through
+// a little after its slot spaces the next one from its slot, up to half the
+// flat's margin.
+func TestPacerForgivesLateness(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		steady bool
+		late   time.Duration
+		from   func(spacing time.Duration) time.Duration // when the next slot is spaced from, after the slot
+	}{
+		{"steady, a little late", true, 200 * time.Microsecond, func(time.Duration) time.Duration { return 0 }},
+		{"steady, later than half the margin", true, 5 * time.Millisecond,
+			func(s time.Duration) time.Duration { return 5*time.Millisecond - s*3/200 }},
+		{"not steady", false, 200 * time.Microsecond, func(time.Duration) time.Duration { return 200 * time.Microsecond }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := newTestPacer(t, PacerConfig{Rate: 20})
+			p.Decide(at(0), 0, 1)
+			p.steady, p.lat = c.steady, int64(2*time.Second) // a margin of three hundredths
+			slot := at(time.Second)
+			p.next, p.last = unixNanos(slot), unixNanos(slot)
+			if d := p.Decide(slot.Add(c.late), 0, 1); d.Verdict != Send {
+				t.Fatalf("at the slot: got %+v, want Send", d)
+			}
+			spacing := time.Duration(1e9 / p.rate)
+			if got, want := time.Unix(0, p.next).Sub(slot), c.from(spacing)+spacing; (got - want).Abs() > time.Microsecond {
+				t.Errorf("next slot after the slot: got %v, want %v", got, want)
 			}
 		})
 	}
