@@ -6,6 +6,9 @@
 // [Throttled] or [Failed]: only throttling feeds the adaptive rejection
 // probability, everything else is a plain failure of that element. When the
 // server says how long to back off, [RetryAfter] finds it in the error.
+// Most APIs also advertise their quota on every answer (how much is left,
+// and when it comes back): [ParseAdvertised] reads the header families in
+// use into one [Advertised] per limit.
 //
 // A [BatchCaller] performs one request for several elements, for APIs that
 // take many items per call. It succeeds for every item, fails as a whole (one
