@@ -3,6 +3,7 @@ package throttle
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -163,6 +164,7 @@ func (fr *driver) drive(items []item) {
 			fr.routed(now, items, s, fr.calls)
 			items = fr.release(now, items)
 		case firing.Wait:
+			runtime.Gosched() // a call that answers at once (a cache, a local caller) needs no wake-up
 			if fr.collect(items) == 0 {
 				fr.wait(s, items, grp.wake, timer)
 			}
