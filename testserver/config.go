@@ -128,6 +128,13 @@ type Config struct {
 	// outage answer, as some APIs do: a client then has to find the
 	// quota's timing on its own.
 	NoRetryAfter bool
+	// Advertise, if not AdvertiseNone, names the header family in which
+	// every answer (success or refusal) tells the client the quota: its
+	// limit, what remains of it and when it is full again. A token bucket
+	// and GCRA advertise as buckets that refill (the reset is when they are
+	// full), a fixed window as a window (the reset is its end). Mode Queue
+	// and an unlimited quota advertise nothing.
+	Advertise Advertise
 	// ErrorRate is the fraction, in [0, 1], of under-quota requests answered
 	// with 500. Such requests still use up quota.
 	ErrorRate float64
@@ -189,6 +196,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: Mode %q: want %q, %q, %q or %q", ErrConfig, c.Mode, TokenBucket, FixedWindow, GCRA, Queue)
 	case c.Mode == Queue && c.Quota <= 0:
 		return c, fmt.Errorf("%w: Mode %q needs a positive Quota (its service rate), got %d", ErrConfig, c.Mode, c.Quota)
+	case !c.Advertise.valid():
+		return c, fmt.Errorf("%w: Advertise %q: want one of %q", ErrConfig, c.Advertise, advertiseFamilies[1:])
 	case c.Burst < 0:
 		return c, fmt.Errorf("%w: Burst %d is negative", ErrConfig, c.Burst)
 	case c.Burst != 0 && c.Mode != GCRA:

@@ -157,7 +157,9 @@ func NewHandler(cfg Config) (*Handler, error) {
 // its items' costs (or 1 with no cost configured).
 //
 // With Config.NoRetryAfter, the 429 and outage answers carry no
-// Retry-After. A request naming its client with ClientHeader is counted
+// Retry-After. With Config.Advertise, every answer tells the quota in that
+// header family: its limit, what remains and when it is full again, as the
+// quota stood when the request came (the reset counted from the answer). A request naming its client with ClientHeader is counted
 // for that client as well (Stats.Clients).
 //
 // Every API request is delayed by the latency (a lognormal draw with
@@ -228,6 +230,14 @@ func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request) {
 			a.items = 1
 		}
 	}
+	var (
+		adv    quotaState
+		hasAdv bool
+		period = h.lim.period
+	)
+	if h.cfg.Advertise != AdvertiseNone {
+		adv, hasAdv = h.lim.state(now)
+	}
 	delay := queued + latencyDraw(h.jitterRand, h.latency, h.sigma)
 	if j := h.jitterRand.Int64N(int64(max(h.jitter, 1))); h.jitter > 0 {
 		delay += time.Duration(j)
@@ -245,6 +255,9 @@ func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	if !sleep(r.Context(), delay) {
 		return // the client has gone
+	}
+	if hasAdv {
+		advertise(w.Header(), h.cfg.Advertise, adv, period, delay, h.cfg.Now())
 	}
 
 	if status != http.StatusOK {

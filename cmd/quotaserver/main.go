@@ -9,6 +9,7 @@
 //	            [--burst 0] [--window-jitter 0] [--refill 100ms] [--cost-header X-Cost] [--cost-field tokens]
 //	            [--latency 0] [--latency-p99 0] [--jitter 0] [--error-rate 0] [--item-error-rate 0] [--max-body 1048576]
 //	            [--max-conns 256] [--seed 0] [--log-level info] [--shutdown-timeout 10s]
+//	            [--advertise ietf|draft|x-ratelimit|openai|anthropic]
 //
 // With --cost-header or --cost-field, a request costs what its header or
 // JSON field says and --quota counts cost units per period: --quota 60000
@@ -29,6 +30,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -88,6 +90,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		latencyP99      = fs.Duration("latency-p99", 0, "with --latency as the median: each request's latency a lognormal draw with this 99th percentile (heavy-tailed)")
 		costHeader      = fs.String("cost-header", "", "request `header` holding a request's cost, e.g. X-Cost; then --quota counts cost units")
 		costField       = fs.String("cost-field", "", "top-level JSON `field` holding the cost of a request or of each batch item (summed), e.g. tokens; then --quota counts cost units")
+		advertise       = fs.String("advertise", "", "header family in which every answer tells the quota (limit, remaining, reset): ietf (RateLimit-Policy, RateLimit), draft (RateLimit-Limit/-Remaining/-Reset), x-ratelimit (GitHub's, reset in epoch seconds), openai or anthropic; empty means none")
 		errorRate       = fs.Float64("error-rate", 0, "fraction in [0, 1] of under-quota requests answered 500")
 		itemErrorRate   = fs.Float64("item-error-rate", 0, "probability in [0, 1] that each item of a JSON-array batch answered 200 fails, answered {\"status\":500,...} in its place")
 		maxBody         = fs.Int64("max-body", testserver.DefaultMaxBodyBytes, "largest API request body in bytes; larger ones get 413")
@@ -130,6 +133,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usagef("--jitter: %v is negative", *jitter)
 	case *latencyP99 != 0 && (*latency <= 0 || *latencyP99 <= *latency):
 		return usagef("--latency-p99: %v must be above a positive --latency (the median), got %v", *latencyP99, *latency)
+	case !slices.Contains([]testserver.Advertise{testserver.AdvertiseNone, testserver.AdvertiseIETF, testserver.AdvertiseDraft,
+		testserver.AdvertiseX, testserver.AdvertiseOpenAI, testserver.AdvertiseAnthropic}, testserver.Advertise(*advertise)):
+		return usagef("--advertise: %q: want ietf, draft, x-ratelimit, openai or anthropic", *advertise)
 	case !(*errorRate >= 0 && *errorRate <= 1):
 		return usagef("--error-rate: %v is not in [0, 1]", *errorRate)
 	case !(*itemErrorRate >= 0 && *itemErrorRate <= 1):
@@ -157,6 +163,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Latency:       *latency,
 		LatencyP99:    *latencyP99,
 		Jitter:        *jitter,
+		Advertise:     testserver.Advertise(*advertise),
 		ErrorRate:     *errorRate,
 		ItemErrorRate: *itemErrorRate,
 		CostHeader:    *costHeader,
