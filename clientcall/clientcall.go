@@ -8,7 +8,9 @@
 // server says how long to back off, [RetryAfter] finds it in the error.
 // Most APIs also advertise their quota on every answer (how much is left,
 // and when it comes back): [ParseAdvertised] reads the header families in
-// use into one [Advertised] per limit.
+// use into one [Advertised] per limit, and [HTTP] reports them with
+// [ReportAdvertised] to the transform that made the call (a custom caller
+// can report its own).
 //
 // A [BatchCaller] performs one request for several elements, for APIs that
 // take many items per call. It succeeds for every item, fails as a whole (one

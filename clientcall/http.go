@@ -327,6 +327,9 @@ func (rt *httpRuntime) do(ctx context.Context, body []byte, header http.Header) 
 		return answer{}, rt.fail(ctx, callCtx, 0, "", err)
 	}
 	defer resp.Body.Close()
+	if advertisedSink(ctx) != nil {
+		ReportAdvertised(ctx, ParseAdvertised(resp.Header, time.Now()))
+	}
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return answer{}, rt.statusError(resp)

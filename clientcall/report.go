@@ -1,0 +1,33 @@
+package clientcall
+
+import "context"
+
+// advertisedKey is the context key of the function that receives the
+// limits a call's answer advertised.
+type advertisedKey struct{}
+
+// WithAdvertised returns a copy of ctx whose [ReportAdvertised] calls pass
+// the limits to sink. The transform gives each call such a context, so that
+// it paces from what the API says of its quota; a sink is called from the
+// goroutine that makes the call.
+func WithAdvertised(ctx context.Context, sink func([]Advertised)) context.Context {
+	return context.WithValue(ctx, advertisedKey{}, sink)
+}
+
+// ReportAdvertised tells whoever made the call with ctx the limits its
+// answer advertised (success or refusal). [HTTP] reports what
+// [ParseAdvertised] reads in every answer; a custom Caller that learns its
+// API's quota another way (an SDK's response headers, a gRPC trailer)
+// reports it with this. With no sink in ctx (a caller used outside the
+// transform), or no limits, it does nothing.
+func ReportAdvertised(ctx context.Context, a []Advertised) {
+	if sink := advertisedSink(ctx); sink != nil && len(a) > 0 {
+		sink(a)
+	}
+}
+
+// advertisedSink returns ctx's sink, or nil.
+func advertisedSink(ctx context.Context) func([]Advertised) {
+	sink, _ := ctx.Value(advertisedKey{}).(func([]Advertised))
+	return sink
+}
