@@ -1,0 +1,399 @@
+package adaptive
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Quota is one limit an API advertised on an answer (success or refusal):
+// Limit units per Window, of which Remaining are left until Reset. A field
+// the answer did not advertise holds its unknown value: -1 for Limit and
+// Remaining, the zero Time for Reset, 0 for Window. Package clientcall's
+// Advertised carries the same fields, read from the answer's header.
+type Quota struct {
+	Limit     int64         // the quota per window; -1 if unknown
+	Remaining int64         // what is left now; -1 if unknown
+	Reset     time.Time     // when Remaining comes back (see Refill); zero if unknown
+	Window    time.Duration // the quota's window; 0 if unknown
+	// Refill is true for a bucket that refills continuously (OpenAI,
+	// Anthropic): Reset is when it is full again. False for a fixed
+	// window, whose quota comes back at once at Reset.
+	Refill bool
+}
+
+// AdvertisedRate paces one of several independent workers that share an
+// API's quota, from the quota the API advertises on its answers. The
+// workers share no store and do not know how many they are; the server's
+// count of what is left is the one view they share. Each corrects its own
+// rate by how that count moves against a target for everyone together, as
+// the explicit-rate controls of networks (RCP, XCP) correct each flow by
+// the load a router sees against its capacity:
+//
+//   - Target for everyone: for a fixed window, Remaining less a reserve
+//     (Reserve × Limit, for the requests in flight, the jitter of the sends
+//     and each worker's lagging view) spread evenly over the time from the
+//     request's send to Reset. For a refilling bucket, the refill rate ρ
+//     (Limit/Window, or else (Limit − Remaining)/(Reset − send), averaged)
+//     plus (Remaining − Limit/4)/(half the bucket's fill time): the bucket
+//     settles a quarter full rather than sitting full (its refill lost) or
+//     empty (every jitter refused); the target stays within [ρ/2, 2.5ρ].
+//   - Consumption by everyone: the fall of Remaining between two answers
+//     of one window (plus the refill in between, for a bucket) over the
+//     time between the two requests' sends: each count was taken about a
+//     one-way delay after its send, so the delays cancel. A measurement
+//     spans at least Span (short spans are noisy), or less when it is
+//     clearly over the target (twice it, and a hundredth of Limit: an
+//     overload costs refusals). A new window (Reset moves on by more than
+//     a second, or Remaining rises while Reset is unknown) starts it
+//     again. An answer to a request sent before the last answer used, or
+//     from a window already over, is ignored.
+//   - Own rate: share × target, share starting at Start. At each
+//     measurement, share ← share × (allowed ÷ consumed)^min(span/4 s, 1),
+//     bounded to ×[1/4, 2], allowed being the target integrated over the
+//     span. Every worker scales by the same shared ratio, so together
+//     they converge without knowing how many they are. The exponent makes
+//     the correction a rate in time (time constant 4 s, about twice a
+//     measurement's lag), not a step per answer: a worker with many
+//     answers does not correct more than one with few, which would
+//     overshoot and spread their shares apart. Down by 4× at most, up by
+//     2×: an overshoot costs refusals, an undershoot idle quota. A worker
+//     that sent less than half its rate over the span (its demand is
+//     lower) does not grow, as TCP does not grow an unused window (RFC
+//     7661). A span over which the target was 0 changes nothing.
+//   - Resets: after a window's Reset, until an answer from the new window,
+//     the target is (Limit − reserve)/Window, Window learnt from the step
+//     between two Resets if not advertised, or while unknown the average
+//     target seen (if none, Rate is 0): the new quota is spread over the
+//     new window, never spent in a burst at its start.
+//   - A window used up (Remaining at most the reserve): Rate is one
+//     typical request (an average of the costs sent) over the time from
+//     the last send to Reset, so a caller that spaces its sends cost/Rate
+//     apart sends its next at Reset.
+//   - Unknown fields: with only Remaining and Reset the window rule uses
+//     them, Limit taken as the highest Remaining seen; with only Limit and
+//     Window the target is (Limit − reserve)/Window and the share stays at
+//     Start, nothing measuring consumption. A bucket without Limit takes
+//     the highest Remaining seen for it (a lower refill rate: slower, not
+//     faster); one seen only full, without Window, tells no refill rate
+//     yet. With nothing usable Rate is 0.
+//   - A client not using this code takes its part as consumption: the
+//     workers' shares shrink until everyone together meets the target.
+//
+// Workers with equal demand converge in sum, not each to an equal share:
+// the same ratio corrects all, keeping the ratios the first seconds set.
+//
+// Rates are in cost units per second, the units the quota counts. It is
+// not safe for concurrent use, and does not allocate. The zero value is
+// not usable; make one with [NewAdvertisedRate].
+type AdvertisedRate struct {
+	cfg AdvertisedRateConfig
+
+	known  bool    // a target has been computed
+	refill bool    // the last observation was of a refilling bucket
+	share  float64 // this worker's share of the target
+	target float64 // for everyone, cost units per second, as of the last observation
+	steady float64 // a window's target after its Reset
+
+	limit       float64 // Limit, or the highest Remaining seen while it is unknown
+	limitKnown  bool
+	window      int64   // nanoseconds: Window, or the step between two Resets; 0 unknown
+	windowKnown bool    // advertised, not learnt
+	reset       int64   // the window's Reset, Unix nanoseconds; 0 unknown
+	rho         float64 // a bucket's refill rate, cost units per second; 0 unknown
+	rem         float64 // Remaining at the last observation; -1 unknown
+	last        int64   // send time of the last observation used
+
+	refAt   int64   // send time of the measurement's start
+	refRem  float64 // Remaining at its start; -1 none
+	refCost float64 // own cost sent at its start
+	area    float64 // the target integrated since its start
+
+	cost     float64 // own cost sent, in all
+	lastSent int64   // time of the last send; 0 none
+	unit     float64 // typical cost of a request; 0 until a send
+}
+
+// AdvertisedRateConfig configures an [AdvertisedRate]. The zero value is
+// valid, and zero fields mean the documented defaults.
+type AdvertisedRateConfig struct {
+	// Reserve is the share of a window's Limit left unspent before its
+	// Reset, in (0, 0.5): it absorbs the requests in flight, the jitter of
+	// the sends and the lag of each worker's view. Zero means 0.01: a
+	// few requests at the rates where a minute's window leaves each
+	// worker a few dozen answers, and at most 1 % of the quota idle.
+	Reserve float64
+	// Start is the share of the target a worker takes before it has
+	// measured consumption, in (0, 1]. Zero means 1/4: a few workers
+	// starting together overshoot a little, one alone idles a little.
+	Start float64
+	// Span is the shortest time a measurement of consumption spans, unless
+	// it is clearly over the target. Zero means 2 seconds: a count of a
+	// few dozen at a quota of hundreds a minute, so that one request more
+	// or less moves it a few percent.
+	Span time.Duration
+}
+
+// Defaults of AdvertisedRateConfig (documented there) and the rule's
+// constants (see [AdvertisedRate]).
+const (
+	defaultQuotaReserve = 0.01
+	defaultQuotaStart   = 0.25
+	defaultQuotaSpan    = 2 * time.Second
+
+	quotaTau  = 4.0  // seconds: the time constant of the correction
+	quotaDown = 0.25 // the largest cut of the share per measurement
+	quotaUp   = 2.0  // the largest raise
+	quotaIdle = 0.5  // below this use of its rate a worker does not grow
+	// Consumption quotaOver times the target is measured before Span, if
+	// Remaining fell by at least quotaMinFall of Limit.
+	quotaOver     = 2.0
+	quotaMinFall  = 0.01
+	minQuotaShare = 1e-6 // the smallest share: a million workers
+	quotaFloor    = 1e-6 // Rate, cost units per second, for a window used up with no Reset known
+
+	bucketLevel = 0.25 // where a refilling bucket settles, a share of Limit
+	bucketDrain = 0.5  // how fast, a share of its fill time
+
+	// How far a Reset moves within a window (at most a quarter of it):
+	// resets sent in whole seconds move by up to one.
+	quotaSlack  = int64(time.Second)
+	quotaWeight = 1.0 / 8 // weight of a sample in the averaged target and refill rate
+)
+
+// NewAdvertisedRate returns an AdvertisedRate for cfg, or an error naming
+// the invalid field.
+func NewAdvertisedRate(cfg AdvertisedRateConfig) (*AdvertisedRate, error) {
+	cfg.Reserve = cmp.Or(cfg.Reserve, defaultQuotaReserve)
+	cfg.Start = cmp.Or(cfg.Start, defaultQuotaStart)
+	cfg.Span = cmp.Or(cfg.Span, defaultQuotaSpan)
+	switch {
+	case !(cfg.Reserve > 0 && cfg.Reserve < 0.5):
+		return nil, fmt.Errorf("adaptive: AdvertisedRateConfig.Reserve must be in (0, 0.5), got %v", cfg.Reserve)
+	case !(cfg.Start > 0 && cfg.Start <= 1):
+		return nil, fmt.Errorf("adaptive: AdvertisedRateConfig.Start must be in (0, 1], got %v", cfg.Start)
+	case cfg.Span < 0:
+		return nil, fmt.Errorf("adaptive: AdvertisedRateConfig.Span must not be negative, got %v", cfg.Span)
+	}
+	return &AdvertisedRate{cfg: cfg, share: cfg.Start, rem: -1, refRem: -1, limit: -1}, nil
+}
+
+// Sent records that this worker sent a request of the given cost at now; a
+// cost of 0 or less is free.
+func (q *AdvertisedRate) Sent(now time.Time, cost float64) {
+	c := max(cost, 0)
+	q.cost += c
+	q.lastSent = unixNanos(now)
+	switch {
+	case c > 0 && q.unit == 0:
+		q.unit = c
+	case c > 0:
+		q.unit += (c - q.unit) * unitWeight
+	}
+}
+
+// Rate returns this worker's ceiling at now, in cost units per second, or
+// 0 while nothing usable has been advertised (no ceiling).
+func (q *AdvertisedRate) Rate(now time.Time) float64 {
+	if !q.known {
+		return 0
+	}
+	n := unixNanos(now)
+	t := q.target
+	if !q.refill && q.reset != 0 && n >= q.reset {
+		if q.steady == 0 {
+			return 0 // a new window, and nothing known of it
+		}
+		t = q.steady // the window is over, its quota back: spread it
+	}
+	if r := q.share * t; r > 0 {
+		return min(r, maxRate)
+	}
+	from := q.lastSent
+	if from == 0 || from >= q.reset {
+		from = n
+	}
+	if q.reset > from { // used up: one typical request, at Reset
+		return min(cmp.Or(q.unit, 1)*1e9/float64(q.reset-from), maxRate)
+	}
+	return quotaFloor // used up, and no Reset known
+}
+
+// Observe learns from a, advertised on the answer, seen at now, to a
+// request this worker sent at sent (zero: now).
+func (q *AdvertisedRate) Observe(now, sent time.Time, a Quota) {
+	n := unixNanos(now)
+	s := n
+	if !sent.IsZero() {
+		s = min(unixNanos(sent), n)
+	}
+	if q.known && s < q.last {
+		return // older than what is known
+	}
+	rem := max(float64(a.Remaining), -1) // any negative: unknown
+	reset := int64(0)
+	if !a.Reset.IsZero() {
+		reset = unixNanos(a.Reset)
+	}
+	if a.Refill != q.refill {
+		q.refill, q.reset, q.rho, q.steady = a.Refill, 0, 0, 0
+		q.restart(s, -1)
+	}
+	if !a.Refill && !q.epoch(s, rem, reset) {
+		return // from a window already over
+	}
+	q.learnLimits(s, rem, reset, a)
+	t, ok := q.targetOf(s, rem, reset)
+	if !ok {
+		return
+	}
+	if q.known {
+		q.area += q.allowed(s)
+	}
+	if q.refRem < 0 {
+		q.restart(s, rem)
+	} else if rem >= 0 && s > q.refAt {
+		q.measure(s, rem)
+	}
+	q.known, q.target, q.last, q.rem = true, t, s, rem
+}
+
+// epoch follows a fixed window's resets: it starts the measurement again
+// in a new window and reports false for an answer from a window over.
+func (q *AdvertisedRate) epoch(s int64, rem float64, reset int64) bool {
+	slack := quotaSlack
+	if q.window > 0 {
+		slack = min(slack, q.window/4)
+	}
+	switch {
+	case reset != 0 && q.reset != 0 && reset < q.reset-slack:
+		return false
+	case reset != 0 && q.reset != 0 && reset > q.reset+slack:
+		if !q.windowKnown {
+			q.window = reset - q.reset
+		}
+		q.restart(s, rem)
+	case reset == 0 && rem >= 0 && q.rem >= 0 && rem > q.rem:
+		q.restart(s, rem) // back up, and no Reset to say so: a new window
+	}
+	if reset != 0 {
+		q.reset = reset
+	}
+	return true
+}
+
+// learnLimits takes Limit and Window, or estimates them, and the refill
+// rate of a bucket.
+func (q *AdvertisedRate) learnLimits(s int64, rem float64, reset int64, a Quota) {
+	switch {
+	case a.Limit >= 0:
+		q.limit, q.limitKnown = float64(a.Limit), true
+	case !q.limitKnown && rem > q.limit:
+		q.limit = rem
+	}
+	if a.Window > 0 {
+		q.window, q.windowKnown = int64(a.Window), true
+	}
+	if !a.Refill {
+		return
+	}
+	switch {
+	case q.limitKnown && q.windowKnown:
+		q.rho = q.limit * 1e9 / float64(q.window)
+	case q.limit > 0 && rem >= 0 && rem < q.limit && reset > s:
+		r := (q.limit - rem) * 1e9 / float64(reset-s)
+		if q.rho == 0 {
+			q.rho = r
+		} else {
+			q.rho += (r - q.rho) * quotaWeight
+		}
+	}
+}
+
+// targetOf returns the target for everyone from an answer sent at s.
+func (q *AdvertisedRate) targetOf(s int64, rem float64, reset int64) (float64, bool) {
+	if q.refill {
+		if q.rho == 0 {
+			return 0, false
+		}
+		if rem < 0 || q.limit <= 0 {
+			return q.rho, true
+		}
+		// ρ + (R − level·L)/(drain·L/ρ): between ρ/2 (empty) and 2.5ρ (full).
+		return q.rho * max(1+(rem/q.limit-bucketLevel)/bucketDrain, 0), true
+	}
+	reserve := q.cfg.Reserve * max(q.limit, 0)
+	steady := 0.0
+	if q.limit > 0 && q.window > 0 {
+		steady = (q.limit - reserve) * 1e9 / float64(q.window)
+	}
+	if rem >= 0 && reset > s {
+		t := max(rem-reserve, 0) * 1e9 / float64(reset-s)
+		switch {
+		case steady > 0:
+			q.steady = steady
+		case q.steady == 0:
+			q.steady = t
+		default:
+			q.steady += (t - q.steady) * quotaWeight
+		}
+		return t, true
+	}
+	if steady > 0 {
+		q.steady = steady
+		return steady, true
+	}
+	return 0, false
+}
+
+// allowed returns the target in force from the last observation (or the
+// measurement's start) to s, integrated: a window's steady target after
+// its Reset.
+func (q *AdvertisedRate) allowed(s int64) float64 {
+	from := max(q.last, q.refAt)
+	if s <= from {
+		return 0
+	}
+	if !q.refill && q.reset != 0 && s > q.reset {
+		before := float64(max(q.reset-from, 0))
+		after := float64(s - max(from, q.reset))
+		return (q.target*before + q.steady*after) / 1e9
+	}
+	return q.target * float64(s-from) / 1e9
+}
+
+// measure corrects the share by the consumption since the measurement's
+// start, once it spans Span or shows a clear overload.
+func (q *AdvertisedRate) measure(s int64, rem float64) {
+	dt := float64(s-q.refAt) / 1e9
+	fall := q.refRem - rem
+	if q.refill {
+		fall += q.rho * dt
+	}
+	over := fall >= quotaOver*q.area && fall >= quotaMinFall*max(q.limit, 0)
+	if s-q.refAt < int64(q.cfg.Span) && !over {
+		return
+	}
+	if q.area == 0 {
+		// The window was used up all along: what others spend of the
+		// reserve says nothing of this worker's share.
+		q.restart(s, rem)
+		return
+	}
+	step := quotaUp
+	if fall > 0 {
+		step = min(max(math.Pow(q.area/fall, min(dt/quotaTau, 1)), quotaDown), quotaUp)
+	}
+	if step > 1 && q.cost-q.refCost < quotaIdle*q.share*q.area {
+		step = 1 // did not use its rate: no sign it needs more
+	}
+	q.share = min(max(q.share*step, minQuotaShare), 1)
+	q.restart(s, rem)
+}
+
+// restart starts a measurement at s, with Remaining rem (-1: at the next
+// answer that has one).
+func (q *AdvertisedRate) restart(s int64, rem float64) {
+	q.refAt, q.refRem, q.refCost, q.area = s, rem, q.cost, 0
+}
