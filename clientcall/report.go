@@ -8,8 +8,8 @@ type advertisedKey struct{}
 
 // WithAdvertised returns a copy of ctx whose [ReportAdvertised] calls pass
 // the limits to sink. The transform gives each call such a context, so that
-// it paces from what the API says of its quota; a sink is called from the
-// goroutine that makes the call.
+// it paces from what the API says of its quota. A caller may report from
+// any goroutine of its call, so sink must be safe for concurrent use.
 func WithAdvertised(ctx context.Context, sink func([]Advertised)) context.Context {
 	return context.WithValue(ctx, advertisedKey{}, sink)
 }
