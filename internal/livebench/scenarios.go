@@ -286,6 +286,15 @@ var scenarios = []scenario{
 			{metric: timeRatio, atMost: true, limit: 1.073}},
 	},
 	{
+		name: "slow-2s-bucket", family: "slow-api",
+		about: "the same with the quota server's default limiter, a token bucket of 20 refilled in 100 ms steps (the " +
+			"issue's literal setting)",
+		server:   testserver.Config{Quota: 20, Latency: 2 * time.Second},
+		elements: 2000, modes: []string{"paced"},
+		targets: []target{{metric: succeeded, limit: 1}, {metric: waste, atMost: true, limit: 0.02},
+			{metric: timeRatio, atMost: true, limit: 1.073}},
+	},
+	{
 		name: "slow-lognormal", family: "slow-api",
 		about: "3,000 elements, GCRA 500 a minute with no burst, each request's latency lognormal (median 3 s, p99 20 s), " +
 			"default flags; the target allows one p99 latency for the last answers",
