@@ -94,15 +94,15 @@ func TestPacerCostOne(t *testing.T) {
 		digest uint64
 		sends  int
 	}{
-		{1, 0, 0xa8f9137c8d0b9eac, 1651},
-		{1, 1, 0x3faacfbe761d1b80, 1659},
-		{1, 2, 0x57b9e9fbe1ad786f, 1667},
-		{2, 0, 0x25f5c184aef129f9, 1666},
-		{2, 1, 0xb7f7e9552976cd3a, 1656},
-		{2, 2, 0xee07b44e535fa58, 1653},
-		{3, 0, 0x36f6e2e896ecb3d6, 1693},
-		{3, 1, 0xa12354787da794c3, 1688},
-		{3, 2, 0xfff4eccf882fb8da, 1697},
+		{1, 0, 0xacbb489418a98fad, 1649},
+		{1, 1, 0x7262e3bbe727490d, 1659},
+		{1, 2, 0x1f9714ac456757e4, 1667},
+		{2, 0, 0xdc57ead6483c6d9d, 1666},
+		{2, 1, 0xda3080180ff2a1bb, 1656},
+		{2, 2, 0x11b57eb009051a52, 1653},
+		{3, 0, 0x1bcfe6f94388b6db, 1693},
+		{3, 1, 0xecfecbad043d792e, 1688},
+		{3, 2, 0x73372b1535d5142a, 1697},
 	}
 	asks := []struct {
 		name string

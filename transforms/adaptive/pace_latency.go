@@ -82,11 +82,12 @@ func (p *Pacer) forgive(c float64) int64 {
 
 // refusedAt returns the ceiling after a refusal at n of a request sent at
 // rate r: r, except for a slow API's refusal below its steady ceiling (on
-// the flat or climbing to it). There the limiter is about at the ceiling
-// and the send times' jitter crossed it. Long after the last cut that is
-// all it says, and the ceiling stays; soon after it the limit may have
-// fallen, and the flat moves half a margin below r (a whole margin would
-// lower it by a margin on every refusal).
+// the flat or climbing to it) more than two recoveries after the last cut.
+// There the limiter is about at the ceiling and the send times' jitter
+// crossed it, and the ceiling stays. Sooner, the limit may have fallen (or
+// the first ceiling, taken at a refusal after a burst the limiter
+// absorbed, was too high): the ceiling is r, and the flat a whole margin
+// below it.
 func (p *Pacer) refusedAt(n int64, r float64) float64 {
 	if !p.steady || p.ceil == 0 || r >= p.ceil || p.lat <= int64(steadyLatency) {
 		return r
@@ -94,6 +95,5 @@ func (p *Pacer) refusedAt(n int64, r float64) float64 {
 	if n-p.cutAt > 2*int64(p.recover()) {
 		return p.ceil
 	}
-	m := p.margin()
-	return min(p.ceil, r*(1-m/2)/(1-m))
+	return r
 }

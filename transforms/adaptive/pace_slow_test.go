@@ -60,8 +60,8 @@ func TestPacerSlowAnswers(t *testing.T) {
 		sent = later.Add(time.Second)
 		p.Record(sent.Add(2*time.Second), Answer{Outcome: Throttled, Sent: sent})
 		r := p.spell // the rate when it was sent
-		if got, want := p.ceil*(1-m), r*(1-m/2); math.Abs(got-want) > 1e-9 || r >= ceil*(1-m) {
-			t.Errorf("flat after a refusal soon after the cut: got %v, want %v (half a margin below the refused rate %v)", got, want, r)
+		if got, want := p.ceil*(1-m), r*(1-m); math.Abs(got-want) > 1e-9 || r >= ceil*(1-m) {
+			t.Errorf("flat after a refusal soon after the cut: got %v, want %v (a margin below the refused rate %v)", got, want, r)
 		}
 	})
 	t.Run("a cut starts from the rate at the send", func(t *testing.T) {
