@@ -72,8 +72,7 @@ import (
 //     cuts without a dark spell, which would idle a whole latency. A
 //     refusal below a steady ceiling more than two recoveries after the
 //     last cut is the send times' jitter against the limiter and keeps the
-//     ceiling; sooner, the flat moves half its margin below the refused
-//     rate. Under a
+//     ceiling; sooner, the refused rate is the ceiling. Under a
 //     steady ceiling the curve climbs above it slower in proportion to the
 //     latency beyond 100 ms, so that the probes for more capacity, each
 //     wasting about a latency's worth of requests against a strict
