@@ -13,7 +13,8 @@ import (
 // use. Its capacity follows the scenario's phases (see [Capacity]).
 //
 // To add a kind of backend, implement Backend and describe it with a
-// [BackendModel]; Config.Backend selects the model of a run.
+// [BackendModel]; Config.Backend selects the model of a run. A backend that
+// makes requests wait instead of refusing them implements [Queuer] too.
 type Backend interface {
 	// Take serves a request arriving at at: ok if the backend accepts it,
 	// else a rejection (HTTP 429) with its Retry-After, 0 when the backend
@@ -23,7 +24,8 @@ type Backend interface {
 	// request would be accepted if no other request came first (Never if
 	// none ever would). It changes nothing the backend will answer: Take at
 	// a time t answers the same whether NextAvailable was called before or
-	// not. An oracle uses it; Take(NextAvailable(at)) accepts.
+	// not. An oracle uses it; Take(NextAvailable(at)) accepts (and, for a
+	// Queuer, serves the request without waiting).
 	NextAvailable(at time.Duration) time.Duration
 }
 

@@ -220,6 +220,7 @@ func TestBackendNames(t *testing.T) {
 		{sim.FixedWindow(time.Minute, false), "fixed-60s"},
 		{sim.GCRA(0, true), "gcra-ra"},
 		{sim.GCRA(10, false), "gcra-burst-10"},
+		{sim.Queue(), "queue"},
 	}
 	for _, tc := range tests {
 		if tc.model.Name != tc.want {
@@ -269,5 +270,76 @@ func TestDriftingWindow(t *testing.T) {
 	}
 	if other := starts(2); slices.Equal(other, got) {
 		t.Errorf("seed 2 gives the same windows as seed 1")
+	}
+}
+
+// TestQueue checks the queueing server as the test server's Mode Queue
+// serves: turns 1/capacity apart in arrival order, each request waiting for
+// its own, nothing refused; a turn in an outage waits for its end, at the
+// new rate; Take takes a turn as Admit does.
+func TestQueue(t *testing.T) {
+	type admit struct {
+		at, next, wait time.Duration // NextAvailable(at) must be next, then Admit(at) must wait wait
+	}
+	tests := []struct {
+		name   string
+		phases []sim.Phase
+		steps  []admit
+	}{
+		{
+			name: "steady", phases: []sim.Phase{{Capacity: 1}},
+			steps: []admit{
+				{at: 0, next: 0, wait: 0},
+				{at: 0, next: 100 * ms, wait: 100 * ms},
+				{at: 50 * ms, next: 200 * ms, wait: 150 * ms},
+				{at: 250 * ms, next: 300 * ms, wait: 50 * ms},
+				{at: time.Second, next: time.Second, wait: 0}, // the queue drained
+			},
+		},
+		{
+			name: "across an outage and a doubled rate", phases: []sim.Phase{{Capacity: 1},
+				{At: time.Second, Capacity: 1, Outage: true}, {At: 2 * time.Second, Capacity: 2}},
+			steps: []admit{
+				{at: 950 * ms, next: 950 * ms, wait: 0},
+				{at: 960 * ms, next: 2 * time.Second, wait: 1040 * ms}, // its turn would begin in the outage
+				{at: 2 * time.Second, next: 2050 * ms, wait: 50 * ms},  // 20/s: 50 ms apart
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := sim.Queue().New(sim.NewCapacity(10, tc.phases), 1)
+			q, ok := b.(sim.Queuer)
+			if !ok {
+				t.Fatalf("Queue's backend %T is not a Queuer", b)
+			}
+			for i, s := range tc.steps {
+				if got := q.NextAvailable(s.at); got != s.next {
+					t.Errorf("step %d: NextAvailable(%v) = %v, want %v", i, s.at, got, s.next)
+				}
+				if ok, ra, wait := q.Admit(s.at); !ok || ra != 0 || wait != s.wait {
+					t.Errorf("step %d: Admit(%v) = %v, %v, %v, want true, 0, %v", i, s.at, ok, ra, wait, s.wait)
+				}
+			}
+		})
+	}
+
+	b := sim.Queue().New(sim.NewCapacity(10, []sim.Phase{{Capacity: 1}}), 1)
+	q := b.(sim.Queuer)
+	if ok, ra := b.Take(0); !ok || ra != 0 {
+		t.Errorf("Take(0) = %v, %v, want true, 0", ok, ra)
+	}
+	if _, _, wait := q.Admit(0); wait != 100*ms {
+		t.Errorf("Admit(0) after Take(0) waits %v, want 100ms: Take takes a turn", wait)
+	}
+
+	// An outage that never ends: refused, as no turn would come.
+	b = sim.Queue().New(sim.NewCapacity(10, []sim.Phase{{Capacity: 1}, {At: time.Second, Outage: true}}), 1)
+	q = b.(sim.Queuer)
+	if got := q.NextAvailable(1500 * ms); got != sim.Never {
+		t.Errorf("NextAvailable in an endless outage = %v, want Never", got)
+	}
+	if ok, ra, _ := q.Admit(1500 * ms); ok || ra != time.Second {
+		t.Errorf("Admit in an endless outage = %v, %v, want false, 1s", ok, ra)
 	}
 }

@@ -59,6 +59,7 @@ const (
 	FamilyCompetitor  = "competitor"
 	FamilyBounded     = "bounded input"
 	FamilyLimits      = "closer to the limit"
+	FamilySlow        = "slow APIs"
 	FamilyClassic     = "classic scenarios"
 	FamilyPerElement  = "classic scenarios, per-element model"
 )

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/beamthrottle/beamthrottle/internal/defaults"
 )
 
 // Config sets up the simulated system. The zero value means the documented
@@ -39,8 +41,24 @@ type Config struct {
 	// Zero means a constant Latency.
 	LatencyP99 time.Duration
 	// CallsInFlight is how many calls a group has sent and not had
-	// answered at most. Zero means 1.
+	// answered at most. Zero means 1, or, with SizeCalls,
+	// defaults.MaxCallsInFlight.
 	CallsInFlight int
+	// SizeCalls sizes each group's calls under way to what its policy's
+	// pace needs at the calls' latency (firing.Config.SizeCalls), under
+	// CallsInFlight, as the transform's paced mode does when its
+	// CallsInFlight is 0; and the calls under way of a worker's groups are
+	// bounded together by an adaptive.Ceiling fed with their answers, as
+	// the transform's call board does. A policy without a pace (Budget
+	// −1) gets CallsInFlight under the ceiling, where the transform's SRE
+	// mode keeps one call. By default each group has CallsInFlight, and
+	// no ceiling.
+	SizeCalls bool
+	// CallTimeout bounds each call: a call whose answer would come later
+	// is answered at CallTimeout as failed, and its elements become final
+	// errors (Outcomes.Errors). The backend still served it. Zero means no
+	// timeout.
+	CallTimeout time.Duration
 	// BatchInterval is the period of each group's batch loop. Zero means one
 	// second, the transform's default.
 	BatchInterval time.Duration
@@ -160,6 +178,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.CallsInFlight == 0 {
 		c.CallsInFlight = 1
+		if c.SizeCalls {
+			c.CallsInFlight = defaults.MaxCallsInFlight
+		}
 	}
 	if c.BatchInterval == 0 {
 		c.BatchInterval = time.Second
@@ -184,7 +205,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("sim: Workers must be in [1, Groups], got %d", c.Workers)
 	case !(c.Capacity > 0):
 		return fmt.Errorf("sim: Capacity must be positive, got %v", c.Capacity)
-	case c.Latency < 0 || c.StartJitter < 0 || c.BatchInterval <= 0 || c.FiringWait <= 0 || c.Tick <= 0 || c.MaxWait < 0:
+	case c.Latency < 0 || c.StartJitter < 0 || c.BatchInterval <= 0 || c.FiringWait <= 0 || c.Tick <= 0 || c.MaxWait < 0 ||
+		c.CallTimeout < 0:
 		return fmt.Errorf("sim: durations must not be negative")
 	case c.LatencyP99 != 0 && (c.Latency <= 0 || c.LatencyP99 <= c.Latency):
 		return fmt.Errorf("sim: LatencyP99 %v must be above a positive Latency (the median), got %v", c.LatencyP99, c.Latency)
@@ -200,14 +222,20 @@ func (c Config) validate() error {
 	return nil
 }
 
-// ceiling is the most calls per second the groups can send at all:
-// Groups × CallsInFlight / the mean latency (+Inf without latency).
+// ceiling is the most calls per second the groups can send at all: their
+// calls under way at most (Groups × CallsInFlight; with SizeCalls,
+// Workers × CallsInFlight, or Groups if more) / the mean latency (+Inf
+// without latency).
 func (c Config) ceiling() float64 {
 	if c.Latency <= 0 {
 		return inf
 	}
+	calls := c.Groups * c.CallsInFlight
+	if c.SizeCalls {
+		calls = max(c.Workers*c.CallsInFlight, c.Groups)
+	}
 	s := lognormalSigma(c.Latency, c.LatencyP99)
-	return float64(c.Groups*c.CallsInFlight) / (c.Latency.Seconds() * math.Exp(s*s/2))
+	return float64(calls) / (c.Latency.Seconds() * math.Exp(s*s/2))
 }
 
 // z99 is the standard normal distribution's 99th percentile.

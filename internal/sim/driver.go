@@ -2,9 +2,7 @@ package sim
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/beamthrottle/beamthrottle/internal/firing"
@@ -16,20 +14,6 @@ type queued struct {
 	arrived time.Duration
 	e       firing.Elem
 	taken   bool // by the firing under way
-}
-
-// flight is a call in flight: the core's call, answered at answer. A call
-// that outlives its firing (Detach) keeps its elements, as the transform
-// keeps them in state, for the next firing to carry.
-type flight struct {
-	call    int
-	answer  time.Duration
-	results []firing.Result
-
-	// Set when its firing ends with it unanswered.
-	elems []queued
-	sent  time.Time
-	prob  float64
 }
 
 // group is one group of the transform: a queue, a timer and a Policy. Its
@@ -44,6 +28,7 @@ type group struct {
 	jitter   *rand.Rand
 	latency  *rand.Rand // with Config.LatencyP99; else nil
 	sigma    float64    // of the lognormal latency
+	board    *board     // its worker's, with Config.SizeCalls; else nil
 
 	nextArrival time.Duration
 	// The queue: held (elements that went back after a firing, in queue
@@ -64,6 +49,7 @@ type group struct {
 	taken  []queued       // its elements, by the core's index
 	resume time.Duration  // when to ask it again (Never: for an answer only)
 	flight []flight       // in order of answer
+	posted int            // flight[:posted] are answered on the board
 
 	accepted int64 // accepted in overloaded seconds after the warm-up (fairness)
 	err      error // a verdict the policy should not have given
@@ -97,19 +83,24 @@ const MinWait = time.Millisecond
 // next returns the time of the group's next event.
 func (g *group) next() time.Duration { return min(g.nextArrival, g.wake()) }
 
-// wake returns the time of the group's next event other than an arrival.
+// wake returns the time of the group's next event other than an arrival:
+// with a board, an answer between firings is one, for the board.
 func (g *group) wake() time.Duration {
-	switch {
-	case g.firing:
+	if g.firing {
 		w := g.resume
 		if len(g.flight) > 0 {
 			w = min(w, g.flight[0].answer)
 		}
 		return w
-	case g.armed:
-		return g.timer
 	}
-	return Never
+	w := Never
+	if g.armed {
+		w = g.timer
+	}
+	if g.board != nil && g.posted < len(g.flight) {
+		w = min(w, g.flight[g.posted].answer)
+	}
+	return w
 }
 
 // step handles the group's next event.
@@ -119,12 +110,17 @@ func (g *group) step() error {
 		return nil
 	}
 	t := g.wake()
+	g.post(t)
 	if !g.firing {
+		if !g.armed || t < g.timer {
+			return nil // answers for the board only
+		}
 		g.startFiring(t)
 	}
 	for len(g.flight) > 0 && g.flight[0].answer <= t {
 		f := g.flight[0]
 		g.flight = g.flight[1:]
+		g.posted = max(g.posted-1, 0)
 		g.core.AnsweredAt(g.r.start.Add(t), g.r.start.Add(f.answer), f.call, f.results)
 		g.resume = min(g.resume, t) // the core may have routes to give
 	}
@@ -159,8 +155,8 @@ func (g *group) arrive(t time.Duration) {
 func (c *Config) coreConfig() firing.Config {
 	fc := firing.Config{
 		BatchInterval: c.BatchInterval, Wait: c.FiringWait, MinWait: MinWait, Tick: c.Tick, BatchSize: c.BatchSize,
-		CallsInFlight: c.CallsInFlight, MaxWait: c.MaxWait, Strategy: firing.Postpone, FinalRejects: true,
-		Detach: true,
+		CallsInFlight: c.CallsInFlight, SizeCalls: c.SizeCalls, MaxWait: c.MaxWait, Strategy: firing.Postpone,
+		FinalRejects: true, Detach: true,
 	}
 	if c.Firing == FiringStop {
 		fc.Wait = 0
@@ -181,7 +177,11 @@ func (g *group) startFiring(t time.Duration) {
 	if g.core == nil {
 		g.core = new(firing.Firing)
 	}
-	g.core.Reset(r.cfg.coreConfig(), firing.Env{Policy: checked{g.pol, &g.err}}, at, at)
+	env := firing.Env{Policy: checked{g.pol, &g.err}}
+	if g.board != nil { // as the transform's firing begins
+		env.Latency, env.Room = g.board.latency, g.board.room(len(g.flight)-g.posted)
+	}
+	g.core.Reset(r.cfg.coreConfig(), env, at, at)
 	g.core.Taking()
 	g.firing, g.fireAt, g.hi = true, t, 0
 	g.taken = g.taken[:0]
@@ -269,47 +269,6 @@ func (g *group) drive(t time.Duration) error {
 	}
 }
 
-// send sends the call of step s at t to the backend, which decides its
-// answer at once; the answer comes Latency later.
-func (g *group) send(t time.Duration, s firing.Step) {
-	r := g.r
-	sec := r.second(t)
-	results := make([]firing.Result, len(s.Elems))
-	for i, k := range s.Elems {
-		ok, ra := r.backend.Take(t)
-		r.series.Sent[sec]++
-		if !ok {
-			r.series.BackendRejected[sec]++
-			results[i] = firing.Result{Class: firing.Throttled, RetryAfter: ra}
-			continue
-		}
-		r.series.Accepted[sec]++
-		if t >= r.warm && r.overloaded[sec] {
-			g.accepted++
-		}
-		if t >= r.warm {
-			r.delays = append(r.delays, t-g.taken[k].arrived)
-		}
-	}
-	f := flight{call: s.Call, answer: t + g.callLatency(), results: results}
-	i := len(g.flight) // kept in order of answer: a slow call is passed by later ones
-	for i > 0 && g.flight[i-1].answer > f.answer {
-		i--
-	}
-	g.flight = slices.Insert(g.flight, i, f)
-}
-
-// callLatency is the latency of a call: Config.Latency, or a lognormal
-// draw around it with Config.LatencyP99.
-func (g *group) callLatency() time.Duration {
-	lat := g.r.cfg.Latency
-	if g.latency == nil || g.sigma == 0 {
-		return lat
-	}
-	d := float64(lat) * math.Exp(g.sigma*g.latency.NormFloat64())
-	return time.Duration(min(d, float64(time.Hour)))
-}
-
 // route makes the element of step s final at t.
 func (g *group) route(t time.Duration, s firing.Step) {
 	o := clientRejected
@@ -318,6 +277,8 @@ func (g *group) route(t time.Duration, s firing.Step) {
 		o = success
 	case firing.ServerThrottled:
 		o = serverThrottled
+	case firing.Error:
+		o = failed
 	}
 	g.backlog--
 	g.r.final(g.taken[s.Elem].arrived, t, o)

@@ -32,6 +32,14 @@ type Goal struct {
 	// MaxDrainFactor bounds Metrics.Drained as a multiple of
 	// Metrics.IdealDrain.
 	MaxDrainFactor float64
+	// NoTimeouts requires that no call time out (Config.CallTimeout).
+	NoTimeouts bool
+	// MaxAnswerP99 bounds Metrics.AnswerP99, the backend's time to answer.
+	MaxAnswerP99 time.Duration
+	// MinTimedOut is the least share of the calls sent that time out: the
+	// goal of a contrast, a case that shows what another case's
+	// configuration avoids.
+	MinTimedOut float64
 }
 
 // Check is the outcome of one goal on one run.
@@ -82,6 +90,18 @@ func (g Goal) Check(sc Scenario, r Result, oracle *Result) []Check {
 		}
 		cs = append(cs, c)
 	}
+	if g.NoTimeouts {
+		cs = append(cs, Check{"no call times out", fmt.Sprint(m.TimedOut), m.TimedOut == 0})
+	}
+	if g.MaxAnswerP99 > 0 {
+		cs = append(cs, Check{fmt.Sprintf("answer p99 ≤ %s", delayText(g.MaxAnswerP99)), delayText(m.AnswerP99),
+			m.AnswerP99 <= g.MaxAnswerP99})
+	}
+	if g.MinTimedOut > 0 {
+		share := ratio(float64(m.TimedOut), float64(m.Sent))
+		cs = append(cs, Check{fmt.Sprintf("timeouts ≥ %s of calls (the contrast)", percent(g.MinTimedOut)),
+			fmt.Sprintf("%s (%d of %d)", percent(share), m.TimedOut, m.Sent), m.Sent > 0 && share >= g.MinTimedOut})
+	}
 	for _, i := range g.Recover {
 		rc := m.Recovery[i-1]
 		cs = append(cs, Check{
@@ -119,6 +139,15 @@ func (g Goal) String() string {
 	}
 	if len(g.Recover) > 0 {
 		gs = append(gs, fmt.Sprintf("recovery ≤ %d s", int(g.RecoverWithin/time.Second)))
+	}
+	if g.NoTimeouts {
+		gs = append(gs, "no call times out")
+	}
+	if g.MaxAnswerP99 > 0 {
+		gs = append(gs, fmt.Sprintf("answer p99 ≤ %s", delayText(g.MaxAnswerP99)))
+	}
+	if g.MinTimedOut > 0 {
+		gs = append(gs, fmt.Sprintf("timeouts ≥ %s of calls (the contrast)", percent(g.MinTimedOut)))
 	}
 	return strings.Join(gs, ", ")
 }

@@ -9,10 +9,10 @@ import (
 // Metrics summarise a run, leaving out the warm-up.
 type Metrics struct {
 	// Offered, Sent, Accepted, BackendRejected, ClientRejected,
-	// ServerThrottled, Postponed, CompetitorSent and CompetitorAccepted
-	// are totals of the Series after the warm-up.
+	// ServerThrottled, Postponed, TimedOut, CompetitorSent and
+	// CompetitorAccepted are totals of the Series after the warm-up.
 	Offered, Sent, Accepted, BackendRejected, ClientRejected, ServerThrottled, Postponed int64
-	CompetitorSent, CompetitorAccepted                                                   int64
+	TimedOut, CompetitorSent, CompetitorAccepted                                         int64
 	// Limit is what a perfect client could have had accepted: the sum over
 	// the phases (after the warm-up) of
 	//
@@ -23,8 +23,9 @@ type Metrics struct {
 	// its length (zero in an outage), competitor accepted what the backend
 	// accepted from the competitor in the phase (so capacity − competitor
 	// accepted is the capacity left to the pipeline), and ceiling the most
-	// the groups can send, Groups × CallsInFlight / Latency, times the
-	// phase's length.
+	// the groups can send, Groups × CallsInFlight / Latency (with
+	// Config.SizeCalls, the workers' calls under way at most instead of
+	// Groups × CallsInFlight), times the phase's length.
 	Limit float64
 	// Utilisation is Accepted / Limit: 1 is all a perfect client could get
 	// accepted (random arrivals and a backend's burst can make it a little
@@ -52,6 +53,11 @@ type Metrics struct {
 	// sending of its accepted call (nearest rank). Zero when none was
 	// accepted.
 	DelayP50, DelayP99 time.Duration
+	// AnswerP50 and AnswerP99 are percentiles of the backend's time to
+	// answer the calls sent after the warm-up: a Queuer's wait plus the
+	// latency, whether or not the call timed out (nearest rank). Zero when
+	// none was sent.
+	AnswerP50, AnswerP99 time.Duration
 	// Recovery has one entry per phase change of the scenario, in order.
 	Recovery []Recovery
 	// Drained is when the last element became final, from the start of
@@ -97,6 +103,7 @@ func measure(r *run, accepted []int64) Metrics {
 		m.ClientRejected += s.ClientRejected[i]
 		m.ServerThrottled += s.ServerThrottled[i]
 		m.Postponed += s.Postponed[i]
+		m.TimedOut += s.TimedOut[i]
 		m.CompetitorSent += s.CompetitorSent[i]
 		m.CompetitorAccepted += s.CompetitorAccepted[i]
 	}
@@ -128,6 +135,10 @@ func measure(r *run, accepted []int64) Metrics {
 	if len(r.delays) > 0 {
 		slices.Sort(r.delays)
 		m.DelayP50, m.DelayP99 = percentile(r.delays, 0.5), percentile(r.delays, 0.99)
+	}
+	if len(r.answers) > 0 {
+		slices.Sort(r.answers)
+		m.AnswerP50, m.AnswerP99 = percentile(r.answers, 0.5), percentile(r.answers, 0.99)
 	}
 	for i := 1; i < len(sc.Phases); i++ {
 		m.Recovery = append(m.Recovery, recovery(sc, s, i))

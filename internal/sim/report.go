@@ -38,19 +38,26 @@ func WriteMarkdown(w io.Writer, cases []Case, results []Result) error {
 
 // writeFamily writes the case list and the table of family f.
 func writeFamily(b *strings.Builder, f string, cases []Case, results []Result) {
-	recoveries := false
+	recoveries, slow := false, false
 	for _, c := range cases {
 		if c.Family != f {
 			continue
 		}
 		fmt.Fprintf(b, "- `%s`: %s; %s.\n", c.Name, c.Title, setup(c))
 		recoveries = recoveries || len(c.Scenario.Phases) > 1
+		slow = slow || c.Config.SizeCalls || c.Config.CallTimeout > 0
 	}
 	b.WriteString("\n| case | algorithm | G | utilisation | waste | client-rejected | fairness | delay p50 | delay p99 |")
+	if slow {
+		b.WriteString(" timed out | answer p99 | done |")
+	}
 	if recoveries {
 		b.WriteString(" recovery |")
 	}
 	b.WriteString(" goals |\n|---|---|--:|--:|--:|--:|--:|--:|--:|")
+	if slow {
+		b.WriteString("--:|--:|--:|")
+	}
 	if recoveries {
 		b.WriteString("---|")
 	}
@@ -67,6 +74,9 @@ func writeFamily(b *strings.Builder, f string, cases []Case, results []Result) {
 			fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s |", c.Name, r.Algorithm, r.Groups,
 				percent(m.Utilisation), percent(m.Waste), percent(m.ClientRejectedShare), fairnessText(m.Fairness),
 				delayText(m.DelayP50), delayText(m.DelayP99))
+			if slow {
+				fmt.Fprintf(b, " %d | %s | %s |", m.TimedOut, delayText(m.AnswerP99), drainText(m))
+			}
 			if recoveries {
 				var rs []string
 				for i, rc := range m.Recovery {
@@ -87,6 +97,13 @@ func writeFamily(b *strings.Builder, f string, cases []Case, results []Result) {
 func setup(c Case) string {
 	cfg := c.Config.withDefaults()
 	s := fmt.Sprintf("%g requests/s, %s latency, %d in flight", cfg.Capacity, spaced(cfg.Latency), cfg.CallsInFlight)
+	if cfg.SizeCalls {
+		s = fmt.Sprintf("%.4g requests/s, %s latency, calls in flight sized to the pace (up to %d, a ceiling per worker)",
+			cfg.Capacity, spaced(cfg.Latency), cfg.CallsInFlight)
+	}
+	if cfg.CallTimeout > 0 {
+		s += ", call timeout " + spaced(cfg.CallTimeout)
+	}
 	if cfg.MaxWait > 0 {
 		s += ", max wait " + spaced(cfg.MaxWait)
 	}
@@ -128,6 +145,15 @@ func delayText(d time.Duration) string {
 		return fmt.Sprintf("%.2f s", d.Seconds())
 	}
 	return fmt.Sprintf("%.0f s", d.Seconds())
+}
+
+// drainText is when a bounded input was done, and how many times its
+// ideal time that is; "–" if it was not.
+func drainText(m Metrics) string {
+	if m.Drained < 0 || m.IdealDrain <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%s (%.3f ×)", delayText(m.Drained), ratio(m.Drained.Seconds(), m.IdealDrain.Seconds()))
 }
 
 func recoveryText(r Recovery) string {
@@ -233,7 +259,10 @@ seed sweep (%s) gives the median and worst case over other seeds.
 - **Backends**: capacity 100 requests/s, but %d requests/s for the strict limiters (as
   in the first real-time measurements). Fixed windows are aligned to the start of the run. A
   Retry-After, when sent, is the wait until a request would be accepted rounded up
-  to whole seconds, at least 1 s (1 s during an outage), like the test server's.
+  to whole seconds, at least 1 s (1 s during an outage), like the test server's. A
+  queueing server (the slow APIs) never refuses: it serves one request per 1/capacity
+  in arrival order, and a request waits for its turn before its latency, like the test
+  server's queue mode.
 - **Load**: Poisson arrivals at the offered rate, spread evenly over G groups; steady
   overload at 2× capacity in the matrix. A competitor, where there is one, is a
   Poisson client at 1× capacity sharing the backend that never throttles and never
@@ -252,7 +281,11 @@ seed sweep (%s) gives the median and worst case over other seeds.
   queue serves the oldest first. *Recovery* is the time after a change until
   utilisation is back at 90 %% (the end of the first second from which three seconds
   in a row reach 90 %% together). A bounded input is done when its last element is
-  final; its ideal time is elements ÷ min(capacity, G × calls in flight ÷ latency).
+  final; its ideal time is elements ÷ min(capacity, G × calls in flight ÷ latency);
+  *done* gives the time and its ratio to the ideal. *Timed out* counts the calls that
+  outlived the call timeout (their elements are errors), and *answer p99* is the 99th
+  percentile of the backend's time to answer a call: a queueing server's wait plus the
+  latency.
 - **Goals** are the project's pacing targets (the SRE comparison's for the per-element model); a goal
   missed is stated with what the run got.
 - **Algorithms** (all but the pacers and the oracle are per-element throttles: they

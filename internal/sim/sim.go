@@ -33,7 +33,8 @@
 // # Model
 //
 // The backend (Config.Backend: a token bucket, a fixed window or a GCRA
-// limiter, with or without Retry-After on its 429s) has the scenario's
+// limiter, with or without Retry-After on its 429s, or a server that
+// queues instead of refusing) has the scenario's
 // capacity, changing with its phases (a quota drop, an outage), and is
 // shared by all groups and by an optional competitor: a Poisson client at
 // Phase.Competitor × Config.Capacity that never throttles and never retries.
@@ -62,14 +63,22 @@
 //     the next firing to max(Decision.RetryAt, postponement + Config.Tick).
 //     With FiringStop every Postpone ends the decisions that way.
 //   - A group has at most Config.CallsInFlight calls in flight: when all
-//     are busy the firing waits for the earliest answer. An answer comes
-//     Config.Latency after its call and is passed to Policy.Record at
-//     once, also while the firing waits. Accepted is a success. Throttled
-//     (429) puts the element back at the head of the queue, eligible again
-//     after the answer's Retry-After (at once if none); it becomes final
-//     (server-throttled) only when it would wait longer than MaxWait, or
-//     at once with Config.FinalThrottled (the per-element model of the
-//     transform before postponement).
+//     are busy the firing waits for the earliest answer. With
+//     Config.SizeCalls the bound is sized to the policy's pace at the
+//     calls' latency, as the transform's paced mode sizes it, and a
+//     worker's groups share an adaptive.Ceiling, fed as the transform's
+//     call board feeds it: with every call sent and every answer when it
+//     comes (between firings too); a firing may have the ceiling less the
+//     other groups' calls under way, at least 1. An answer comes
+//     Config.Latency (plus a queueing backend's wait) after its call and
+//     is passed to Policy.Record at once, also while the firing waits;
+//     one that would come after Config.CallTimeout comes then, as a
+//     failure, and its elements are final errors. Accepted is a success.
+//     Throttled (429) puts the element back at the head of the queue,
+//     eligible again after the answer's Retry-After (at once if none); it
+//     becomes final (server-throttled) only when it would wait longer than
+//     MaxWait, or at once with Config.FinalThrottled (the per-element model
+//     of the transform before postponement).
 //   - A firing ends when its decisions have stopped and its calls are
 //     answered, or, with calls still under way, one batch interval after
 //     it started (a DoFn returns with its outputs): those calls keep their
@@ -97,14 +106,15 @@
 // competitor, groups × calls in flight / latency) integrated over each
 // phase; waste is backend rejections divided by calls sent; fairness is
 // Jain's index of the groups' accepted calls under overload; delays are the
-// queueing delays of successes. [Outcomes] count every element's final
+// queueing delays of successes; answer times are the backend's, its wait
+// and the latency, of every call. [Outcomes] count every element's final
 // outcome over the whole run, and always add up.
 package sim
 
 import (
 	"container/heap"
+	"fmt"
 	"math"
-	"math/rand/v2"
 	"time"
 
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
@@ -132,7 +142,11 @@ type Series struct {
 	// Config.FinalThrottled).
 	ServerThrottled []int64
 	// Postponed counts Postpone decisions.
-	Postponed          []int64
+	Postponed []int64
+	// TimedOut counts elements sent in calls that outlived
+	// Config.CallTimeout: neither Accepted nor BackendRejected, as the
+	// client never saw the backend's answer.
+	TimedOut           []int64
 	CompetitorSent     []int64
 	CompetitorAccepted []int64
 	// Limit is min(offered rate, capacity − competitor accepted, groups ×
@@ -146,7 +160,9 @@ type Series struct {
 // start to its end: Arrived = Success + ClientRejected + ServerThrottled +
 // Errors + Queued.
 type Outcomes struct {
-	Arrived, Success, ClientRejected, ServerThrottled, Errors int64
+	Arrived, Success, ClientRejected, ServerThrottled int64
+	// Errors counts the elements whose call timed out (Config.CallTimeout).
+	Errors int64
 	// Queued counts the elements not final at the end: in a queue or in
 	// flight.
 	Queued int64
@@ -187,6 +203,7 @@ type run struct {
 	lastFinal  time.Duration
 	overloaded []bool // per second, after the warm-up
 	delays     []time.Duration
+	answers    []time.Duration // the backend's time to answer each call sent after the warm-up
 }
 
 // outcome is an element's final outcome.
@@ -196,6 +213,7 @@ const (
 	success outcome = iota
 	clientRejected
 	serverThrottled
+	failed // an error: the call timed out
 )
 
 // final counts the final outcome o, at time at, of an element that arrived
@@ -204,7 +222,8 @@ func (r *run) final(arrived, at time.Duration, o outcome) {
 	r.out.add(o)
 	r.lastFinal = max(r.lastFinal, at)
 	if r.cfg.OnFinal != nil {
-		r.cfg.OnFinal(arrived, [...]string{success: "success", clientRejected: "client-rejected", serverThrottled: "server-throttled"}[o])
+		r.cfg.OnFinal(arrived, [...]string{success: "success", clientRejected: "client-rejected", serverThrottled: "server-throttled",
+			failed: "error"}[o])
 	}
 	if arrived >= r.warm {
 		r.cohort.add(o)
@@ -226,55 +245,13 @@ func (c *Outcomes) add(o outcome) {
 		c.ClientRejected++
 	case serverThrottled:
 		c.ServerThrottled++
+	case failed:
+		c.Errors++
 	}
 }
 
 // second returns the index of the second holding t.
 func (r *run) second(t time.Duration) int { return int(t / time.Second) }
-
-// actor is a source of events: a group or the competitor.
-type actor interface {
-	next() time.Duration
-	step() error
-}
-
-// actors orders actors by their next event; events at the same time come
-// in a random order, drawn afresh whenever an actor is rescheduled, so no
-// group always goes first (as among concurrent clients; the order is
-// seeded with the run).
-type actors struct {
-	a   []actor
-	at  []time.Duration
-	tie []uint64
-	rnd *rand.Rand
-}
-
-func (q *actors) Len() int { return len(q.a) }
-func (q *actors) Less(i, j int) bool {
-	if q.at[i] != q.at[j] {
-		return q.at[i] < q.at[j]
-	}
-	return q.tie[i] < q.tie[j]
-}
-func (q *actors) Swap(i, j int) {
-	q.a[i], q.a[j] = q.a[j], q.a[i]
-	q.at[i], q.at[j] = q.at[j], q.at[i]
-	q.tie[i], q.tie[j] = q.tie[j], q.tie[i]
-}
-
-// Push and Pop are not used: the set of actors is fixed.
-func (q *actors) Push(any) { panic("sim: actors.Push") }
-func (q *actors) Pop() any { panic("sim: actors.Pop") }
-
-func (q *actors) add(a actor) {
-	q.a, q.at, q.tie = append(q.a, a), append(q.at, a.next()), append(q.tie, q.rnd.Uint64())
-}
-
-// reschedule updates the first actor's time after it stepped.
-func (q *actors) reschedule() {
-	q.at[0], q.tie[0] = q.a[0].next(), q.rnd.Uint64()
-	heap.Fix(q, 0)
-}
 
 // Run simulates scenario sc with algorithm alg.
 func Run(sc Scenario, alg Algorithm, cfg Config) (Result, error) {
@@ -292,7 +269,7 @@ func Run(sc Scenario, alg Algorithm, cfg Config) (Result, error) {
 	}
 	s := &r.series
 	for _, p := range []*[]int64{&s.Offered, &s.Sent, &s.Accepted, &s.BackendRejected, &s.ClientRejected,
-		&s.ServerThrottled, &s.Postponed, &s.CompetitorSent, &s.CompetitorAccepted} {
+		&s.ServerThrottled, &s.Postponed, &s.TimedOut, &s.CompetitorSent, &s.CompetitorAccepted} {
 		*p = make([]int64, secs)
 	}
 	r.overloaded = make([]bool, secs)
@@ -306,6 +283,16 @@ func Run(sc Scenario, alg Algorithm, cfg Config) (Result, error) {
 	perGroup := cfg.Capacity / float64(cfg.Groups)
 	next := r.backend.NextAvailable
 	shared := make([]adaptive.Policy, cfg.Workers)
+	boards := make([]*board, cfg.Workers)
+	if cfg.SizeCalls {
+		for i := range boards {
+			b, err := newBoard(cfg.CallsInFlight)
+			if err != nil {
+				return Result{}, fmt.Errorf("sim: %w", err)
+			}
+			boards[i] = b
+		}
+	}
 	for i := range groups {
 		env := Env{
 			Group: i, Groups: cfg.Groups, Worker: i % cfg.Workers, Workers: cfg.Workers,
@@ -323,7 +310,7 @@ func Run(sc Scenario, alg Algorithm, cfg Config) (Result, error) {
 		default:
 			pol = shared[env.Worker]
 		}
-		g := &group{r: r, id: i, env: env, pol: pol, jitter: stream(cfg.Seed, i, streamJitter)}
+		g := &group{r: r, id: i, env: env, pol: pol, jitter: stream(cfg.Seed, i, streamJitter), board: boards[env.Worker]}
 		if g.sigma = lognormalSigma(cfg.Latency, cfg.LatencyP99); g.sigma > 0 {
 			g.latency = stream(cfg.Seed, i, streamLatency)
 		}
@@ -387,34 +374,4 @@ func (r *run) limit() {
 		}
 		s.Limit[i] = min(offered, left, ceiling)
 	}
-}
-
-// hasCompetitor reports whether a phase has a competitor.
-func (s *Scenario) hasCompetitor() bool {
-	for _, p := range s.Phases {
-		if p.Competitor > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// competitor is the uncontrolled client.
-type competitor struct {
-	r     *run
-	clock poissonClock
-	at    time.Duration
-}
-
-func (c *competitor) next() time.Duration { return c.at }
-
-func (c *competitor) step() error {
-	r := c.r
-	sec := r.second(c.at)
-	r.series.CompetitorSent[sec]++
-	if ok, _ := r.backend.Take(c.at); ok {
-		r.series.CompetitorAccepted[sec]++
-	}
-	c.at = c.clock.next(c.at)
-	return nil
 }

@@ -109,8 +109,8 @@ func TestConservation(t *testing.T) {
 		if got := sum(s.ClientRejected); got != o.ClientRejected {
 			t.Errorf("%s/%s/G=%d: got %d client-rejected in the series, want %d", r.Case, r.Algorithm, r.Groups, got, o.ClientRejected)
 		}
-		if got, sent := sum(s.Accepted)+sum(s.BackendRejected), sum(s.Sent); got != sent {
-			t.Errorf("%s/%s/G=%d: got %d accepted and rejected, want %d sent", r.Case, r.Algorithm, r.Groups, got, sent)
+		if got, sent := sum(s.Accepted)+sum(s.BackendRejected)+sum(s.TimedOut), sum(s.Sent); got != sent {
+			t.Errorf("%s/%s/G=%d: got %d accepted, rejected and timed out, want %d sent", r.Case, r.Algorithm, r.Groups, got, sent)
 		}
 		// Every success was accepted; an accepted call still in flight at
 		// the end is not a success yet.
@@ -356,6 +356,7 @@ func TestRunErrors(t *testing.T) {
 		{"negative groups", good, sim.Config{Groups: -1}},
 		{"negative latency", good, sim.Config{Latency: -time.Second}},
 		{"negative max wait", good, sim.Config{MaxWait: -time.Second}},
+		{"negative call timeout", good, sim.Config{CallTimeout: -time.Second}},
 		{"negative calls in flight", good, sim.Config{CallsInFlight: -1}},
 		{"negative max buffered", good, sim.Config{MaxBuffered: -1}},
 		{"NaN capacity", good, sim.Config{Capacity: math.NaN()}},

@@ -51,11 +51,12 @@ var (
 )
 
 // DefaultSuite is the standard report: the matrix (G = 1, 8 and 32), the
-// cases closer to the limit (LimitCases), the classic scenarios and the
-// classic scenarios in the per-element model (G = 1 and 8), with the
-// standard algorithms.
+// cases closer to the limit (LimitCases), the slow APIs (SlowCases), the
+// classic scenarios and the classic scenarios in the per-element model
+// (G = 1 and 8), with the standard algorithms.
 func DefaultSuite() Suite {
 	cs := append(MatrixCases(), LimitCases()...)
+	cs = append(cs, SlowCases()...)
 	for _, c := range append(ClassicCases(), PerElementCases()...) {
 		c.Groups = ClassicGroups
 		cs = append(cs, c)
