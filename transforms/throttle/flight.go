@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
@@ -19,6 +20,11 @@ import (
 // call outlives the firing that sent it (a slow API's answer comes seconds
 // later), and a later firing of its group collects the answer.
 var workerCalls = &registry[*callBoard]{m: map[string]*shared[*callBoard]{}}
+
+// flyingStored, when tests set it, is called by each firing once it has
+// named in state the calls it ends with under way (fr.flown), before its
+// group can fire again. Nil outside tests.
+var flyingStored atomic.Pointer[func(fr *driver)]
 
 // flyingCall is a call a firing ended with under way, as the group's state
 // names it (queueMeta.Flying); its elements are in the Flying map state
@@ -315,5 +321,8 @@ func (fr *driver) storeFlying(sp state.Provider, meta *queueMeta) error {
 		}
 	}
 	fr.t.orphaned += int64(f.board.sweep(fr.key, keep, fr.collected))
+	if h := flyingStored.Load(); h != nil {
+		(*h)(fr)
+	}
 	return nil
 }

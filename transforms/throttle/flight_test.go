@@ -3,6 +3,7 @@ package throttle
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 
 func init() {
 	beam.RegisterType(reflect.TypeOf((*barrierCaller)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*gatedCaller)(nil)).Elem())
 }
 
 // barrier holds every call of a barrierCaller until N calls have started.
@@ -76,6 +78,144 @@ func TestCallsOutliveFirings(t *testing.T) {
 			t.Errorf("%s: got %d, want %d", name, got, want)
 		}
 	}
+}
+
+// forgetting is what TestForgottenCallsRecalled's board forgot and how
+// often its gatedCaller was called for each element.
+var forgetting struct {
+	mu       sync.Mutex
+	gate     chan struct{}   // closed once the board forgot the calls
+	accepted int64           // elements routed to Success so far
+	forgot   map[string]bool // the payloads of the elements whose calls it forgot
+	calls    map[string]int  // calls made, by payload
+	made     int             // calls made in all
+}
+
+// resetForgetting closes the gate and clears the counts for a new test.
+func resetForgetting() {
+	forgetting.mu.Lock()
+	defer forgetting.mu.Unlock()
+	forgetting.gate, forgetting.accepted, forgetting.made = make(chan struct{}), 0, 0
+	forgetting.forgot, forgetting.calls = map[string]bool{}, map[string]int{}
+}
+
+// forgetOnce runs at the end of each firing (flyingStored), before the
+// group can fire again. At the first firing that ends with calls under way
+// once an answer was accepted, it makes the worker's call board forget the
+// group's calls, as the board of a worker that restarted, or of the worker
+// the key moved to, does not know the calls the group's state names; then
+// it opens the gate.
+func forgetOnce(fr *driver) {
+	forgetting.mu.Lock()
+	defer forgetting.mu.Unlock()
+	forgetting.accepted += fr.t.accepted
+	if forgetting.accepted == 0 || len(fr.flown) == 0 || len(forgetting.forgot) > 0 {
+		return
+	}
+	for _, fl := range fr.flown {
+		for _, it := range fl.items {
+			forgetting.forgot[string(it.Payload)] = true
+		}
+	}
+	fr.fn.board.forget(fr.key)
+	close(forgetting.gate)
+}
+
+// forget drops group key's calls from the board.
+func (b *callBoard) forget(key string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.groups, key)
+}
+
+// gatedCaller answers its first call at once and no other until the gate
+// opens (or fails it after Wait), then each Delay after the gate opened or
+// after it was called: a slow API whose answers come only after a firing
+// ended with calls under way. It counts its calls by payload.
+//
+// The first answer is there for the SRE rule: it counts the requests of
+// calls the board forgot but never their answers, so before any accept it
+// would reject the elements called again.
+type gatedCaller struct {
+	Delay, Wait time.Duration
+}
+
+func (c gatedCaller) Call(ctx context.Context, req []byte) ([]byte, error) {
+	forgetting.mu.Lock()
+	forgetting.calls[string(req)]++
+	forgetting.made++
+	first, gate := forgetting.made == 1, forgetting.gate
+	forgetting.mu.Unlock()
+	if first {
+		return req, nil
+	}
+	select {
+	case <-gate:
+	case <-time.After(c.Wait):
+		return nil, errors.New("gate not opened: no firing ended with calls under way")
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case <-time.After(c.Delay):
+		return req, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// TestForgottenCallsRecalled covers the path where the group's state
+// outlives the worker's memory (Dataflow moving a key to another worker,
+// or a worker restart). Once an answer was accepted, the first firing that
+// ends with calls under way has its calls forgotten by the worker's call
+// board; none of them can have been answered, since the caller answers
+// nothing else until then, and then each call 3.5 batch intervals after it
+// is made. The next firing finds the calls its state names unknown to the
+// board and calls their elements again: recalled counts exactly them, each
+// is called twice and every other element once, and every element ends in
+// Success once. The counts do not depend on timing.
+func TestForgottenCallsRecalled(t *testing.T) {
+	const n = 20
+	resetForgetting()
+	hook := forgetOnce
+	flyingStored.Store(&hook)
+	defer flyingStored.Store(nil)
+	p, s := beam.NewPipelineWithRoot()
+	out := Adaptive(s, generate(s, n), gatedCaller{Delay: 350 * time.Millisecond, Wait: 20 * time.Second},
+		WithBatchSize(5), WithBatchInterval(100*time.Millisecond), WithGroups(1), WithCallTimeout(time.Minute),
+		WithCallsInFlight(64), WithMode(ModeSRE), WithSRE(adaptive.SREConfig{K: 1e9}))
+	want := make([]any, n)
+	for i := range want {
+		want[i] = fmt.Sprintf("e%07d", i)
+	}
+	passert.Equals(s, beam.ParDo(s, bytesToString, out.Success), want...)
+	passert.Empty(s, out.Errors)
+	passert.Empty(s, out.ClientThrottled)
+	passert.Empty(s, out.ServerThrottled)
+	res := runPipeline(t, p, false)
+
+	forgetting.mu.Lock()
+	defer forgetting.mu.Unlock()
+	forgot := int64(len(forgetting.forgot))
+	if forgot == 0 {
+		t.Fatal("the board forgot no calls: no firing ended with calls under way")
+	}
+	for name, want := range map[string]int64{metricRecalled: forgot, metricCalls: n + forgot, metricOrphaned: 0} {
+		if got := counter(t, res, name); got != want {
+			t.Errorf("%s: got %d, want %d (%d elements' calls forgotten)", name, got, want, forgot)
+		}
+	}
+	for _, e := range want {
+		e := e.(string)
+		want := 1
+		if forgetting.forgot[e] {
+			want = 2
+		}
+		if got := forgetting.calls[e]; got != want {
+			t.Errorf("calls for %s (forgotten: %v): got %d, want %d", e, forgetting.forgot[e], got, want)
+		}
+	}
+	t.Logf("the board forgot the calls of %d of %d elements", forgot, n)
 }
 
 // TestBoardRoom: a group's room under the worker's ceiling is the ceiling
