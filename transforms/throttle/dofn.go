@@ -57,6 +57,7 @@ type throttleFn struct {
 	pool       *permitPool   // the worker's permits of the shared quota; nil without one
 	progress   *progressMark // the transform's last progress on this worker (MaxStall)
 	board      *callBoard    // the transform's calls on this worker, under way or answered
+	deadlines  deadlines     // the contexts of this instance's calls
 	cache      cache.Store   // the worker's response cache (WithCache); nil without one
 	src        *rand.PCG
 	rng        *rand.Rand

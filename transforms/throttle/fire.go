@@ -42,10 +42,9 @@ type driver struct {
 	waiting []item          // elements whose cache key another element of this firing holds
 	settled []settled       // cache keys whose element was routed since the driver last looked
 
-	calls     []*call         // the core's calls, by number: carried, then sent
-	open      []*call         // the calls under way, and some answered since (collect drops them)
-	collected map[string]bool // the calls whose answers the firing collected, by ID
-	flown     []flown         // the calls it ended with under way
+	calls []*call // the core's calls, by number: carried, then sent
+	open  []*call // the calls under way, and some answered since (collect drops them)
+	flown []flown // the calls it ended with under way
 }
 
 // newFiring starts a firing of group key for the timer time fire.
@@ -53,8 +52,7 @@ func (f *throttleFn) newFiring(ctx context.Context, key string, fire time.Time, 
 	if f.board == nil { // a DoFn not set up: the firing logic alone, in tests
 		f.board, _ = newCallBoard()
 	}
-	return &driver{fn: f, ctx: ctx, key: key, fire: fire, wall: time.Now(), clock: time.Now, out: out,
-		collected: map[string]bool{}}
+	return &driver{fn: f, ctx: ctx, key: key, fire: fire, wall: time.Now(), clock: time.Now, out: out}
 }
 
 func (fr *driver) now() time.Time { return fr.start().Add(fr.clock().Sub(fr.wall)) }
@@ -121,10 +119,11 @@ func (fr *driver) run(items []item) {
 // from 0, as the core numbers them (the calls carried from earlier
 // firings first), and kept in that order.
 type call struct {
-	n     int       // the core's number
-	items []item    // its elements
-	p     *pending  // on the worker's call board
-	sent  time.Time // by the throttle's clock
+	ctx   context.Context // the call's, within the call timeout
+	n     int             // the core's number
+	items []item          // its elements
+	p     *pending        // on the worker's call board
+	sent  time.Time       // by the throttle's clock
 	res   callResult
 	done  bool
 }
@@ -153,8 +152,10 @@ func (fr *driver) drive(items []item) {
 			fr.end(items)
 			return
 		case firing.Call:
+			wall := time.Now()
 			c := &call{n: s.Call, items: callItems(items, s.Elems), sent: now,
-				p: fr.fn.board.start(fr.key, time.Now().Add(fr.fn.CallTimeout))}
+				ctx: fr.fn.deadlines.next(fr.fn.board.ctx, wall, fr.fn.CallTimeout),
+				p:   fr.fn.board.start(fr.key, wall.Add(fr.fn.CallTimeout))}
 			fr.calls = append(fr.calls, c)
 			fr.open = append(fr.open, c)
 			fr.t.calls++
@@ -184,14 +185,12 @@ func callItems(items []item, elems []int) []item {
 	return out
 }
 
-// invoke makes call c within the call timeout and posts its answer to the
-// worker's call board. A call that fails once the timeout ran out ends
-// with a timeoutError. It uses the worker's context, not the bundle's: the
+// invoke makes call c within its context (the call timeout, see
+// deadlines) and posts its answer to the worker's call board. A call that
+// fails once its context's deadline passed ends with a timeoutError. It uses the worker's context, not the bundle's: the
 // call may outlive the bundle that made it.
 func (fr *driver) invoke(c *call) {
-	f := fr.fn
-	ctx, cancel := context.WithTimeout(f.board.ctx, f.CallTimeout)
-	defer cancel()
+	f, ctx := fr.fn, c.ctx
 	start := time.Now()
 	res := f.invoker.invoke(ctx, c.items)
 	res.latency = time.Since(start)
@@ -269,7 +268,7 @@ func (fr *driver) answered(items []item, c *call, res callResult, at time.Time) 
 		return
 	}
 	c.done, c.res = true, res
-	fr.collected[c.p.id] = true
+	c.p.collected = true
 	latencyMs.Update(fr.ctx, res.latency.Milliseconds())
 	results := make([]firing.Result, len(c.items))
 	elems := fr.core.CallElems(c.n)

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -104,18 +105,19 @@ func (b *callBoard) meanLatency() time.Duration {
 
 // groupCalls is one group's calls on a callBoard.
 type groupCalls struct {
-	calls map[string]*pending
-	wake  chan struct{} // signalled when one of them is answered
+	calls map[int64]*pending // by seq
+	wake  chan struct{}      // signalled when one of them is answered
 }
 
 // pending is a call under way or answered, not yet collected by a firing.
 type pending struct {
-	id      string
-	timeout time.Time // by the wall clock
-	sent    time.Time // by the wall clock
-	done    bool
-	res     callResult
-	at      time.Time // by the wall clock: when the answer came
+	seq       int64     // on its board: its ID is the board's nonce and seq
+	timeout   time.Time // by the wall clock
+	sent      time.Time // by the wall clock
+	done      bool
+	res       callResult
+	at        time.Time // by the wall clock: when the answer came
+	collected bool      // a firing of its group gave the answer to its core (only the group's firings touch it)
 }
 
 func newCallBoard() (*callBoard, error) {
@@ -133,7 +135,7 @@ func (b *callBoard) group(key string) *groupCalls {
 	defer b.mu.Unlock()
 	g, ok := b.groups[key]
 	if !ok {
-		g = &groupCalls{calls: map[string]*pending{}, wake: make(chan struct{}, 1)}
+		g = &groupCalls{calls: map[int64]*pending{}, wake: make(chan struct{}, 1)}
 		b.groups[key] = g
 	}
 	return g
@@ -145,13 +147,27 @@ func (b *callBoard) start(key string, timeout time.Time) *pending {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.seq++
-	p := &pending{id: b.nonce + "-" + strconv.FormatInt(b.seq, 36), timeout: timeout, sent: time.Now()}
+	p := &pending{seq: b.seq, timeout: timeout, sent: time.Now()}
 	if b.ceiling != nil {
 		b.ceiling.Sent(p.sent, b.underWay)
 	}
 	b.underWay++
-	g.calls[p.id] = p
+	g.calls[p.seq] = p
 	return p
+}
+
+// id returns the ID of call p, as the group's state names it: unique
+// across workers and restarts.
+func (b *callBoard) id(p *pending) string { return b.nonce + "-" + strconv.FormatInt(p.seq, 36) }
+
+// seqOf returns the seq of the call named id, if this board made it.
+func (b *callBoard) seqOf(id string) (int64, bool) {
+	rest, ok := strings.CutPrefix(id, b.nonce+"-")
+	if !ok {
+		return 0, false
+	}
+	seq, err := strconv.ParseInt(rest, 36, 64)
+	return seq, err == nil
 }
 
 // finish posts the answer to call p of group key, unless it has one (a
@@ -189,30 +205,34 @@ func (b *callBoard) answer(p *pending) (res callResult, at time.Time, ok bool) {
 
 // lookup returns group key's call id, if this board has it.
 func (b *callBoard) lookup(key, id string) (*pending, bool) {
+	seq, ok := b.seqOf(id)
+	if !ok {
+		return nil, false
+	}
 	g := b.group(key)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	p, ok := g.calls[id]
+	p, ok := g.calls[seq]
 	return p, ok
 }
 
 // sweep forgets group key's calls other than those in keep (the calls the
-// group's state names), once they are answered: their answers were
+// group's state names, by seq), once they are answered: their answers were
 // collected, or belong to a firing whose bundle failed, whose elements the
 // runner gives to the retry. It returns how many of those it forgot
 // without their answer being collected.
-func (b *callBoard) sweep(key string, keep map[string]bool, collected map[string]bool) (orphans int) {
+func (b *callBoard) sweep(key string, keep map[int64]bool) (orphans int) {
 	g := b.group(key)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for id, p := range g.calls {
-		if keep[id] || !p.done {
+	for seq, p := range g.calls {
+		if keep[seq] || !p.done {
 			continue
 		}
-		if !collected[id] {
+		if !p.collected {
 			orphans++
 		}
-		delete(g.calls, id)
+		delete(g.calls, seq)
 	}
 	if len(g.calls) == 0 {
 		delete(b.groups, key)
@@ -283,7 +303,7 @@ func (fr *driver) flying(items []item) {
 	core := fr.core
 	for _, n := range core.Flying() {
 		c := fr.calls[n]
-		fl := flown{call: flyingCall{ID: c.p.id, Sent: core.CallSent(n).UnixNano(), Prob: core.CallProb(n)}}
+		fl := flown{call: flyingCall{ID: fr.fn.board.id(c.p), Sent: core.CallSent(n).UnixNano(), Prob: core.CallProb(n)}}
 		for _, k := range core.CallElems(n) {
 			it := items[k]
 			syncItem(&it, core.Elem(k))
@@ -303,9 +323,13 @@ func (fr *driver) storeFlying(sp state.Provider, meta *queueMeta) error {
 		was[fc.ID] = true
 	}
 	keep := map[string]bool{}
+	seqs := map[int64]bool{}
 	meta.Flying = meta.Flying[:0]
 	for _, fl := range fr.flown {
 		keep[fl.call.ID] = true
+		if seq, ok := f.board.seqOf(fl.call.ID); ok {
+			seqs[seq] = true
+		}
 		meta.Flying = append(meta.Flying, fl.call)
 		if !was[fl.call.ID] {
 			if err := f.Flying.Put(sp, fl.call.ID, batch{Items: fl.items}); err != nil {
@@ -320,7 +344,7 @@ func (fr *driver) storeFlying(sp state.Provider, meta *queueMeta) error {
 			}
 		}
 	}
-	fr.t.orphaned += int64(f.board.sweep(fr.key, keep, fr.collected))
+	fr.t.orphaned += int64(f.board.sweep(fr.key, seqs))
 	if h := flyingStored.Load(); h != nil {
 		(*h)(fr)
 	}

@@ -1,0 +1,59 @@
+package throttle
+
+import (
+	"context"
+	"time"
+)
+
+// deadlines hands out the contexts of a DoFn instance's calls. Calls
+// started close together share one context, so that a call costs no
+// context and timer of its own: each gets at least the call timeout, and
+// at most deadlineSlack of it more. The driver gives up on a call at its
+// own timeout (pending.timeout) whatever its context says. A call may
+// outlive the DoFn instance that made it, so its context is never
+// cancelled early: it ends at its deadline, or with the worker's call
+// board. A deadlines is used by one firing at a time (a DoFn instance's),
+// not concurrently.
+type deadlines struct {
+	parent context.Context
+	ctx    context.Context
+	until  time.Time // ctx's deadline
+	live   []expiring
+}
+
+// expiring is a context handed out, released once past its deadline.
+type expiring struct {
+	until  time.Time
+	cancel context.CancelFunc
+}
+
+// deadlineSlack is how much longer than the call timeout a call's context
+// may last: a hundredth of the timeout, at most 100 ms.
+func deadlineSlack(timeout time.Duration) time.Duration {
+	return min(timeout/100, 100*time.Millisecond)
+}
+
+// next returns the context of a call started at now (by the wall clock)
+// under parent: one that ends between now+timeout and deadlineSlack later.
+func (d *deadlines) next(parent context.Context, now time.Time, timeout time.Duration) context.Context {
+	due := now.Add(timeout)
+	if d.ctx != nil && d.parent == parent && !d.until.Before(due) && !d.until.After(due.Add(deadlineSlack(timeout))) {
+		return d.ctx
+	}
+	// Release the contexts whose deadline has passed: their calls have
+	// ended, or the driver gave up on them.
+	live := d.live[:0]
+	for _, e := range d.live {
+		if e.until.Before(now) {
+			e.cancel()
+			continue
+		}
+		live = append(live, e)
+	}
+	d.live = live
+	d.until = due.Add(deadlineSlack(timeout))
+	ctx, cancel := context.WithDeadline(parent, d.until)
+	d.parent, d.ctx = parent, ctx
+	d.live = append(d.live, expiring{until: d.until, cancel: cancel})
+	return ctx
+}
