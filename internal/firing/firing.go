@@ -445,6 +445,9 @@ func (f *Firing) AnsweredAt(now, arrived time.Time, c int, results []Result) {
 	f.latency += arrived.Sub(cl.sent)
 	f.answered++
 	ans := adaptive.Answer{Sent: cl.sent, Outcome: adaptive.Failed, Received: arrived}
+	if len(results) > 0 {
+		ans.Quota = results[0].Quota
+	}
 	progressed := false
 	for _, r := range results {
 		switch r.Class {

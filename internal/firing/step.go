@@ -21,6 +21,9 @@ const (
 type Result struct {
 	Class      Class
 	RetryAfter time.Duration // a throttling answer's Retry-After, 0 if none
+	// Quota holds the limits the call's answer advertised, the same for
+	// each element of the call (the policy reads the first element's).
+	Quota []adaptive.Quota
 }
 
 // Policy decides, call by call, whether to send now: the part of

@@ -61,7 +61,11 @@ type Quota struct {
 //     2×: an overshoot costs refusals, an undershoot idle quota. A worker
 //     that sent less than half its rate over the span (its demand is
 //     lower) does not grow, as TCP does not grow an unused window (RFC
-//     7661). A span over which the target was 0 changes nothing.
+//     7661). A worker whose own sends over the span account for the
+//     whole fall of Remaining (within a twentieth and one request, either
+//     way) is alone on the quota and takes the whole target at once,
+//     rather than doubling its way there. A span over which the target
+//     was 0 changes nothing.
 //   - Resets: after a window's Reset, until an answer from the new window,
 //     the target is (Limit − reserve)/Window, Window learnt from the step
 //     between two Resets if not advertised, or while unknown the average
@@ -146,6 +150,9 @@ const (
 	quotaDown = 0.25 // the largest cut of the share per measurement
 	quotaUp   = 2.0  // the largest raise
 	quotaIdle = 0.5  // below this use of its rate a worker does not grow
+	// A fall of Remaining within this share (and one request) of the
+	// worker's own sends, either way, is its own: it is alone.
+	quotaAlone = 0.05
 	// Consumption quotaOver times the target is measured before Span, if
 	// Remaining fell by at least quotaMinFall of Limit.
 	quotaOver     = 2.0
@@ -385,8 +392,12 @@ func (q *AdvertisedRate) measure(s int64, rem float64) {
 	if fall > 0 {
 		step = min(max(math.Pow(q.area/fall, min(dt/quotaTau, 1)), quotaDown), quotaUp)
 	}
-	if step > 1 && q.cost-q.refCost < quotaIdle*q.share*q.area {
+	own := q.cost - q.refCost
+	switch {
+	case step > 1 && own < quotaIdle*q.share*q.area:
 		step = 1 // did not use its rate: no sign it needs more
+	case step > 1 && math.Abs(fall-own) <= own*quotaAlone+1:
+		step = 1 / q.share // only its own requests moved the count: alone, it takes the whole target
 	}
 	q.share = min(max(q.share*step, minQuotaShare), 1)
 	q.restart(s, rem)

@@ -97,6 +97,8 @@ func TestAdvertisedRateCorrects(t *testing.T) {
 		{"under but idle", 2 * time.Second, 590, 0, 0.25},
 		{"far over: cut by 4 at most", 2 * time.Second, 200, 5, 0.25 / 4},
 		{"nothing spent: doubled at most", 2 * time.Second, 600, 5, 0.5},
+		{"alone: its own sends are the whole fall, the whole target", 2 * time.Second, 595, 5, 1},
+		{"alone but idle", 2 * time.Second, 599, 1, 0.25},
 		{"clear overload, before Span", 500 * time.Millisecond, 500, 1, 0.25 * math.Pow(0.5*area/100, 0.5/4)},
 		{"before Span", 500 * time.Millisecond, 596, 1, 0.25},
 	}

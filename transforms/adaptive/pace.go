@@ -49,6 +49,11 @@ import (
 //     requests that would certainly be rejected.
 //   - Idle time does not raise the rate: the curve advances only while
 //     requests wait for their slot.
+//   - Advertised quotas: the limits on requests an answer advertises
+//     (Answer.Quota) each feed an [AdvertisedRate], and the rate is never
+//     above the lowest of theirs, so a quota the API tells is not learnt
+//     from refusals. They are not part of the saved state (MarshalBinary):
+//     a restored Pacer learns them again from the next answers.
 //   - Slow APIs: the Pacer measures the answers' latency (an average over
 //     recent answers). Slow start doubles the rate once per latency when
 //     that is longer than a second, as TCP's does once per round trip, so
@@ -122,6 +127,8 @@ type Pacer struct {
 	steady  bool    // the last congestion came within steadyBand of the ceiling before it
 	lat     int64   // the answers' latency (EWMA, nanos); 0 until an answer
 	probes  int64   // requests let through while dark, not answered yet
+
+	adv []*AdvertisedRate // one per limit the answers advertise
 }
 
 // NewPacer returns a Pacer for cfg, or an error naming the invalid field.
@@ -251,12 +258,14 @@ func (p *Pacer) Decide(now time.Time, _, cost int) Decision {
 	if !p.dark { // while dark the rate stays where the last decrease left it
 		p.rate = p.curve(n)
 	}
+	p.rate = p.advertisedCap(n, p.rate) // and the curve held while it binds
 	// No burst: the next slot is this request's full spacing away, from
 	// its own slot if it came late by less than the lateness the flat's
 	// margin forgives.
 	p.next = p.after(max(n-p.forgive(c), min(p.next, n)), c)
 	p.last, p.sent = n, n
 	p.out++
+	p.sentAdvertised(n)
 	if p.dark {
 		p.probes++
 	}
@@ -293,6 +302,7 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 	if !a.Sent.IsZero() && sent <= got {
 		p.learnLatency(n, got-sent)
 	}
+	p.observeAdvertised(n, sent, a.Quota)
 	if p.dark && sent >= p.cutAt && p.probes > 0 {
 		p.probes--
 	}

@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -417,7 +418,7 @@ func TestPacerStateUnit(t *testing.T) {
 	if err := q.UnmarshalBinary(b); err != nil {
 		t.Fatal(err)
 	}
-	if *q != *p {
+	if !reflect.DeepEqual(q, p) {
 		t.Errorf("restored %+v, want %+v", *q, *p)
 	}
 	for i := range 50 {
@@ -454,7 +455,7 @@ func TestPacerReadsVersion2(t *testing.T) {
 	if err := p.UnmarshalBinary(old); err != nil {
 		t.Fatalf("UnmarshalBinary of version 0x22: %v", err)
 	}
-	if *p != *want {
+	if !reflect.DeepEqual(p, want) {
 		t.Fatalf("restored %+v, want %+v", *p, *want)
 	}
 	// Unit 0 behaves as 1.
@@ -539,7 +540,7 @@ func TestPacerUnmarshalRefusesUnit(t *testing.T) {
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("got %v, want %v", err, tc.want)
 			}
-			if err != nil && *q != (Pacer{cfg: q.cfg}) {
+			if err != nil && !reflect.DeepEqual(*q, Pacer{cfg: q.cfg}) {
 				t.Errorf("refused state left %+v, want the pacer reset", *q)
 			}
 		})

@@ -3,6 +3,7 @@ package adaptive
 import (
 	"errors"
 	"math"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -215,7 +216,7 @@ func TestPacerStateRoundTrip(t *testing.T) {
 	if err := q.UnmarshalBinary(b); err != nil {
 		t.Fatal(err)
 	}
-	if *q != *p {
+	if !reflect.DeepEqual(q, p) {
 		t.Errorf("restored %+v, want %+v", *q, *p)
 	}
 	later := at(10 * time.Second)

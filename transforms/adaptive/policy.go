@@ -45,6 +45,10 @@ type Answer struct {
 	// reports it (a driver that collects answers now and then); zero
 	// means the time of the Record. Sent to Received is the latency.
 	Received time.Time
+	// Quota holds the limits on requests the answer advertised (how many
+	// remain, when they come back), in the order the API sends them; nil
+	// if none. The [Pacer] paces under them (see [AdvertisedRate]).
+	Quota []Quota
 }
 
 // ErrState is returned, or wrapped, by UnmarshalBinary for state it does

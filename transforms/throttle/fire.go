@@ -191,9 +191,10 @@ func callItems(items []item, elems []int) []item {
 // call may outlive the bundle that made it.
 func (fr *driver) invoke(c *call) {
 	f, ctx := fr.fn, c.ctx
+	var adv advertised
 	start := time.Now()
-	res := f.invoker.invoke(ctx, c.items)
-	res.latency = time.Since(start)
+	res := f.invoker.invoke(adv.context(ctx), c.items)
+	res.latency, res.quota = time.Since(start), adv.quota()
 	if res.failed() && errors.Is(ctx.Err(), context.DeadlineExceeded) && f.board.ctx.Err() == nil {
 		// It failed because its time ran out (a caller that honours its
 		// context returns as the driver gives up on it): a timeout.
@@ -290,6 +291,9 @@ func (fr *driver) answered(items []item, c *call, res callResult, at time.Time) 
 		// The failure is kept with the element: it is its record if it
 		// later runs out of waiting.
 		items[elems[k]].Last = fr.failureOf(err, fr.core.CallProb(c.n))
+	}
+	if len(results) > 0 {
+		results[0].Quota = onClock(res.quota, fr.now().Sub(time.Now()))
 	}
 	fr.core.AnsweredAt(fr.now(), fr.start().Add(at.Sub(fr.wall)), c.n, results)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/beamthrottle/beamthrottle/clientcall"
+	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
 var (
@@ -225,6 +226,7 @@ type callResult struct {
 	resps   [][]byte
 	errs    []error
 	latency time.Duration
+	quota   []adaptive.Quota // the limits on requests the answer advertised
 }
 
 // failed reports whether an element of the call failed.
