@@ -131,11 +131,13 @@ func WriteReport(w io.Writer, h Header, results []Result) error {
 	set := h.Settings.withDefaults()
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	var main, faults, strict, prio []Result
+	var main, faults, strict, adv, prio []Result
 	for _, r := range results {
 		switch {
 		case r.Scenario.Priority:
 			prio = append(prio, r)
+		case r.Scenario.Window:
+			adv = append(adv, r)
 		case r.Scenario.Strict:
 			strict = append(strict, r)
 		case r.Scenario.faulty():
@@ -230,6 +232,9 @@ func WriteReport(w io.Writer, h Header, results []Result) error {
 	if len(strict) > 0 {
 		writeStrict(&b, h, strict)
 	}
+	if len(adv) > 0 {
+		writeAdvertised(&b, set, adv)
+	}
 	if len(prio) > 0 {
 		writePriority(&b, h, prio, len(strict) > 0)
 	}
@@ -295,6 +300,12 @@ func writeStrict(b *strings.Builder, h Header, results []Result) {
 	if h.StrictPlot != "" {
 		p("![accepted and rejected per second, strict limiter](%s)\n\n", h.StrictPlot)
 	}
+	writeStrictRows(b, set, results)
+}
+
+// writeStrictRows writes the table of strict scenarios' results to b.
+func writeStrictRows(b *strings.Builder, set Settings, results []Result) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	p("| scenario | quota | elements | success | calls | 429 | waste | time ratio | finish spread | verdicts | conservation |\n")
 	p("|---|---|--:|--:|--:|--:|---|---|---|---|---|\n")
 	for _, r := range results {
@@ -361,6 +372,9 @@ func strictTargets(results []Result) string {
 // API of apiRate calls a second.
 func strictQuota(r Result, apiRate int) string {
 	share := pct(ratio(r.QuotaRate, float64(apiRate)))
+	if r.Scenario.Window {
+		return fmt.Sprintf("none (window %d/min)", WindowQuota)
+	}
 	switch r.Scenario.Backend {
 	case "none":
 		return fmt.Sprintf("none (API %d/s)", apiRate)

@@ -2,6 +2,7 @@ package quotabench
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -234,7 +235,10 @@ func (b *bench) run(ctx context.Context, sc Scenario, run int) Result {
 	case sc.Strict:
 		r.Rate, r.QuotaRate = 0, set.quotaRate(sc)
 		cfg = testserver.Config{Quota: set.APIRate, Period: time.Second, Mode: testserver.GCRA}
-		deadline = 4*time.Duration(float64(set.StrictElements)/r.QuotaRate*float64(time.Second)) + 3*time.Minute
+		if sc.Window {
+			cfg = testserver.Config{Quota: WindowQuota, Period: time.Minute, Mode: testserver.FixedWindow, Advertise: sc.Advertise}
+		}
+		deadline = 4*time.Duration(float64(set.elements(sc)*set.procs(sc))/r.QuotaRate*float64(time.Second)) + 3*time.Minute
 	case sc.Priority:
 		r.Rate, r.QuotaRate = set.quotaRate(sc), set.quotaRate(sc)
 		cfg = testserver.Config{Quota: set.APIRate, Period: time.Second, Mode: testserver.GCRA}
@@ -360,7 +364,7 @@ func (b *bench) run(ctx context.Context, sc Scenario, run int) Result {
 		stats, byClient = nginxStats(reqs)
 		spans = func(c string) testserver.Span { return byClient[c] }
 	}
-	r.Measure = measure(stats, clients, float64(cfg.Quota))
+	r.Measure = measure(stats, clients, float64(cfg.Quota)/cmp.Or(cfg.Period, time.Second).Seconds())
 	if sc.Strict {
 		r.First, r.LastAccepted = span(spans, clients)
 	}

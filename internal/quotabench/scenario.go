@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/beamthrottle/beamthrottle/testserver"
 )
 
 // Fault is what goes wrong with the quota's service during a scenario.
@@ -96,7 +98,20 @@ type Scenario struct {
 	// MinHigh is the target of a priority scenario: the least part of its
 	// demand the high process must have accepted; 0 means report only.
 	MinHigh float64
+
+	// Window runs a strict scenario against a fixed window of
+	// WindowQuota requests a minute (windows from the server's start)
+	// instead of the GCRA, and Advertise is the family of headers in
+	// which its answers advertise what is left of it (none: only
+	// Retry-After on its 429s). Backend none: the processes cooperate
+	// through the server's count alone.
+	Window    bool
+	Advertise testserver.Advertise
 }
+
+// WindowQuota is the quota of a Window scenario's fixed window, a minute
+// long: Cloud DLP's default.
+const WindowQuota = 600
 
 // fail is the scenario's --quota_fail.
 func (s Scenario) fail() string {
@@ -148,6 +163,24 @@ var Scenarios = []Scenario{
 	{Name: "nginx-none", Title: "nginx limit_req, no shared quota, 3 processes × 300", Backend: "none", Strict: true, Nginx: true,
 		Elements: 900},
 
+	// Against a fixed window of 600 a minute that advertises what is left
+	// of it on every answer, in each header family the quota server
+	// sends, and without the headers as the contrast: eight processes of
+	// default flags and no shared quota, 150 elements each (two windows in
+	// all).
+	{Name: "advertised-ietf", Title: "fixed window 600/min, IETF RateLimit headers, 8 processes × 150", Backend: "none", Strict: true,
+		Window: true, Advertise: testserver.AdvertiseIETF, Processes: 8, Elements: 1200, MaxTime: 1.05},
+	{Name: "advertised-draft", Title: "the same, draft RateLimit-Limit/-Remaining/-Reset", Backend: "none", Strict: true,
+		Window: true, Advertise: testserver.AdvertiseDraft, Processes: 8, Elements: 1200, MaxTime: 1.05},
+	{Name: "advertised-x", Title: "the same, X-RateLimit-* with epoch resets", Backend: "none", Strict: true,
+		Window: true, Advertise: testserver.AdvertiseX, Processes: 8, Elements: 1200, MaxTime: 1.05},
+	{Name: "advertised-openai", Title: "the same, OpenAI's x-ratelimit-*-requests", Backend: "none", Strict: true,
+		Window: true, Advertise: testserver.AdvertiseOpenAI, Processes: 8, Elements: 1200, MaxTime: 1.05},
+	{Name: "advertised-anthropic", Title: "the same, Anthropic's anthropic-ratelimit-requests-*", Backend: "none", Strict: true,
+		Window: true, Advertise: testserver.AdvertiseAnthropic, Processes: 8, Elements: 1200, MaxTime: 1.05},
+	{Name: "advertised-none", Title: "the same without the headers (Retry-After on 429s only)", Backend: "none", Strict: true,
+		Window: true, Processes: 8, Elements: 1200},
+
 	// Priority shares across processes: a high and a low process on one
 	// Redis quota of slots at 90 % of the strict limiter's rate, each
 	// offering the whole quota. With a share s the low process is held to
@@ -168,18 +201,21 @@ func (s Scenario) tiers() []string {
 	return s.Tiers
 }
 
-// StrictGroup, NginxGroup and PriorityGroup name every strict scenario,
-// every scenario against nginx and every priority scenario at once in
-// Select.
+// StrictGroup, AdvertisedGroup, NginxGroup and PriorityGroup name every
+// strict scenario against the GCRA, every scenario against an advertised
+// window, every scenario against nginx and every priority scenario at
+// once in Select.
 const (
-	StrictGroup   = "strict"
-	NginxGroup    = "nginx"
-	PriorityGroup = "priority"
+	StrictGroup     = "strict"
+	AdvertisedGroup = "advertised"
+	NginxGroup      = "nginx"
+	PriorityGroup   = "priority"
 )
 
 // Select returns the scenarios named in the comma-separated list names, in
 // the order of Scenarios; "" selects them all, StrictGroup ("strict")
-// every strict scenario against the quota server, NginxGroup ("nginx")
+// every strict scenario against the quota server's GCRA, AdvertisedGroup
+// ("advertised") those against its window, NginxGroup ("nginx")
 // every scenario against nginx and PriorityGroup ("priority")
 // every priority scenario.
 func Select(names string) ([]Scenario, error) {
@@ -192,13 +228,14 @@ func Select(names string) ([]Scenario, error) {
 			want[n] = true
 		}
 	}
-	strict, nginx, priority := want[StrictGroup], want[NginxGroup], want[PriorityGroup]
+	strict, nginx, priority, adv := want[StrictGroup], want[NginxGroup], want[PriorityGroup], want[AdvertisedGroup]
+	delete(want, AdvertisedGroup)
 	delete(want, StrictGroup)
 	delete(want, NginxGroup)
 	delete(want, PriorityGroup)
 	var out []Scenario
 	for _, s := range Scenarios {
-		if want[s.Name] || strict && s.Strict && !s.Nginx || nginx && s.Nginx || priority && s.Priority {
+		if want[s.Name] || strict && s.Strict && !s.Nginx && !s.Window || nginx && s.Nginx || priority && s.Priority || adv && s.Window {
 			out = append(out, s)
 			delete(want, s.Name)
 		}
@@ -332,6 +369,9 @@ const envoyStrictRate = 9
 // second, all processes together; for no quota, the API's rate. It is the pace the
 // time ratio is measured against.
 func (s Settings) quotaRate(sc Scenario) float64 {
+	if sc.Window {
+		return WindowQuota / 60.0
+	}
 	switch sc.Backend {
 	case "none":
 		return float64(s.APIRate)

@@ -30,6 +30,8 @@ func TestSelectStrict(t *testing.T) {
 		{"strict-none,nginx-redis", []string{"strict-none", "nginx-redis"}},
 		{"priority", []string{"priority-high-alone", "priority-shares", "priority-shares-95", "priority-no-share"}},
 		{"priority-no-share,priority-shares", []string{"priority-shares", "priority-no-share"}},
+		{"advertised", []string{"advertised-ietf", "advertised-draft", "advertised-x", "advertised-openai", "advertised-anthropic", "advertised-none"}},
+		{"advertised-none,strict-none", []string{"strict-none", "advertised-none"}},
 		{"priority,strict-redis", []string{"strict-redis", "priority-high-alone", "priority-shares", "priority-shares-95", "priority-no-share"}},
 	}
 	for _, tt := range tests {
