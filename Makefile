@@ -49,9 +49,11 @@ livebench:
 # killed or slow, against a token bucket; then against a strict limiter (a
 # GCRA with no burst) with Redis slots, local slots, Envoy and none; and a
 # high-priority and a low-priority process sharing a Redis quota with and
-# without --quota_high_share: docs/quota/results.md and its plots.
-# QUOTA_SCENARIOS=strict or priority (or a comma-separated list of names)
-# runs only those and keeps the other rows.
+# without --quota_high_share; and eight processes with no shared quota
+# against a window that advertises what is left of it, in each header
+# family: docs/quota/results.md and its plots.
+# QUOTA_SCENARIOS=strict, advertised or priority (or a comma-separated list
+# of names) runs only those and keeps the other rows.
 QUOTA_SCENARIOS ?=
 quotabench:
 	$(GO) run ./cmd/quotabench -out docs/quota -scenarios '$(QUOTA_SCENARIOS)'
