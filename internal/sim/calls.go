@@ -26,6 +26,8 @@ type flight struct {
 // send sends the call of step s at t to the backend, which decides its
 // answer at once; the answer comes the backend's wait (a Queuer's) plus
 // Latency later, or, past Config.CallTimeout, as a failure at the timeout.
+// With Config.Advertise it carries the quota the backend advertises after
+// serving the call's elements.
 func (g *group) send(t time.Duration, s firing.Step) {
 	r := g.r
 	sec := r.second(t)
@@ -70,6 +72,9 @@ func (g *group) send(t time.Duration, s firing.Step) {
 				r.delays = append(r.delays, t-g.taken[k].arrived)
 			}
 		}
+	}
+	if !timedOut && len(results) > 0 {
+		results[0].Quota = g.advertised(t)
 	}
 	if g.board != nil {
 		g.board.start(r.start.Add(t))

@@ -100,6 +100,20 @@ type Config struct {
 	// firings. A Policy whose state survives the round trip gives the
 	// same results with and without Persist.
 	Persist bool
+	// Advertise passes the quota the backend advertises on each answer (an
+	// [Advertiser]: the fixed windows and the token buckets) to the
+	// policies, as adaptive.Answer.Quota, as the transform passes what its
+	// clientcall reads from an answer's rate-limit headers. A call timed
+	// out carries none. By default the answers carry no quota, as from an
+	// API that advertises none.
+	Advertise bool
+	// AdvertiseSkew, with Advertise, moves the Reset each worker reads on
+	// an advertised quota: later by AdvertiseSkew on even workers, earlier
+	// on odd ones. It stands for what a client that corrects a Reset with
+	// the answer's Date header still gets wrong: Date has whole-second
+	// resolution, so its view of Reset is off by up to a second, either
+	// way depending on how it rounds. Zero means none.
+	AdvertiseSkew time.Duration
 	// OnFinal, if set, is told of every element's final outcome in turn:
 	// when it arrived, and "success", "client-rejected" or
 	// "server-throttled". Tests compare it with the transform's routes.
@@ -206,7 +220,7 @@ func (c Config) validate() error {
 	case !(c.Capacity > 0):
 		return fmt.Errorf("sim: Capacity must be positive, got %v", c.Capacity)
 	case c.Latency < 0 || c.StartJitter < 0 || c.BatchInterval <= 0 || c.FiringWait <= 0 || c.Tick <= 0 || c.MaxWait < 0 ||
-		c.CallTimeout < 0:
+		c.CallTimeout < 0 || c.AdvertiseSkew < 0:
 		return fmt.Errorf("sim: durations must not be negative")
 	case c.LatencyP99 != 0 && (c.Latency <= 0 || c.LatencyP99 <= c.Latency):
 		return fmt.Errorf("sim: LatencyP99 %v must be above a positive Latency (the median), got %v", c.LatencyP99, c.Latency)

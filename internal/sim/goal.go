@@ -40,6 +40,15 @@ type Goal struct {
 	// goal of a contrast, a case that shows what another case's
 	// configuration avoids.
 	MinTimedOut float64
+	// MinWindowUse is the least share of a quota window's quota used, in
+	// every window but the run's first (see [WindowUse]): windows Window
+	// long (whole seconds), the first ending FirstWindowEnd after the start
+	// (zero: Window).
+	MinWindowUse   float64
+	Window         time.Duration
+	FirstWindowEnd time.Duration
+	// MinWaste is the least waste: the goal of a contrast, as MinTimedOut.
+	MinWaste float64
 }
 
 // Check is the outcome of one goal on one run.
@@ -102,6 +111,16 @@ func (g Goal) Check(sc Scenario, r Result, oracle *Result) []Check {
 		cs = append(cs, Check{fmt.Sprintf("timeouts ≥ %s of calls (the contrast)", percent(g.MinTimedOut)),
 			fmt.Sprintf("%s (%d of %d)", percent(share), m.TimedOut, m.Sent), m.Sent > 0 && share >= g.MinTimedOut})
 	}
+	if g.MinWindowUse > 0 {
+		c := Check{Goal: fmt.Sprintf("each window ≥ %s used", percent(g.MinWindowUse)), Got: "no whole window"}
+		if use, from, ok := WindowUse(sc, r.Series, g.Window, g.FirstWindowEnd); ok {
+			c.Got, c.Met = fmt.Sprintf("%s (the window from %s)", percent(use), formatMinutes(from)), use >= g.MinWindowUse
+		}
+		cs = append(cs, c)
+	}
+	if g.MinWaste > 0 {
+		cs = append(cs, Check{fmt.Sprintf("waste ≥ %s (the contrast)", percent(g.MinWaste)), percent(m.Waste), m.Waste >= g.MinWaste})
+	}
 	for _, i := range g.Recover {
 		rc := m.Recovery[i-1]
 		cs = append(cs, Check{
@@ -149,6 +168,12 @@ func (g Goal) String() string {
 	if g.MinTimedOut > 0 {
 		gs = append(gs, fmt.Sprintf("timeouts ≥ %s of calls (the contrast)", percent(g.MinTimedOut)))
 	}
+	if g.MinWindowUse > 0 {
+		gs = append(gs, fmt.Sprintf("each window ≥ %s used", percent(g.MinWindowUse)))
+	}
+	if g.MinWaste > 0 {
+		gs = append(gs, fmt.Sprintf("waste ≥ %s (the contrast)", percent(g.MinWaste)))
+	}
 	return strings.Join(gs, ", ")
 }
 
@@ -158,6 +183,11 @@ func (g Goal) validate(sc Scenario) error {
 		if i < 1 || i >= len(sc.Phases) {
 			return fmt.Errorf("sim: Scenario %s: Goal.Recover index %d is not a phase change", sc.Name, i)
 		}
+	}
+	if g.MinWindowUse > 0 && (g.Window < time.Second || g.Window%time.Second != 0 || g.FirstWindowEnd < 0 ||
+		g.FirstWindowEnd > g.Window || g.FirstWindowEnd%time.Second != 0) {
+		return fmt.Errorf("sim: Scenario %s: Goal.Window %v and FirstWindowEnd %v must be whole seconds, the end within the window",
+			sc.Name, g.Window, g.FirstWindowEnd)
 	}
 	return nil
 }

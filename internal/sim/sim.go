@@ -38,6 +38,8 @@
 // capacity, changing with its phases (a quota drop, an outage), and is
 // shared by all groups and by an optional competitor: a Poisson client at
 // Phase.Competitor × Config.Capacity that never throttles and never retries.
+// With Config.Advertise every answer also carries the quota the backend
+// advertises (an [Advertiser]), as rate-limit headers tell it.
 //
 // Elements arrive as a Poisson process at the offered rate, spread evenly
 // over Config.Groups groups. Each group has a FIFO queue of elements, a

@@ -52,11 +52,13 @@ var (
 
 // DefaultSuite is the standard report: the matrix (G = 1, 8 and 32), the
 // cases closer to the limit (LimitCases), the slow APIs (SlowCases), the
-// classic scenarios and the classic scenarios in the per-element model
-// (G = 1 and 8), with the standard algorithms.
+// advertised quotas (AdvertisedCases), the classic scenarios and the
+// classic scenarios in the per-element model (G = 1 and 8), with the
+// standard algorithms.
 func DefaultSuite() Suite {
 	cs := append(MatrixCases(), LimitCases()...)
 	cs = append(cs, SlowCases()...)
+	cs = append(cs, AdvertisedCases()...)
 	for _, c := range append(ClassicCases(), PerElementCases()...) {
 		c.Groups = ClassicGroups
 		cs = append(cs, c)
@@ -114,9 +116,6 @@ func (s Suite) Run() ([]Result, error) {
 					continue
 				}
 				r.Case = j.c.Name
-				if s.DropSeries {
-					r.Series = Series{}
-				}
 				results[j.i] = r
 			}
 		})
@@ -133,6 +132,11 @@ func (s Suite) Run() ([]Result, error) {
 	}
 	for i, j := range jobs {
 		results[i].Checks = j.c.Goal.Check(j.c.Scenario, results[i], findOracle(results, j.c.Name, j.cfg.Groups))
+	}
+	if s.DropSeries { // after the checks, which may read them
+		for i := range results {
+			results[i].Series = Series{}
+		}
 	}
 	return results, nil
 }

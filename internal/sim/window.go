@@ -6,11 +6,13 @@ import (
 	"time"
 )
 
-// fixedWindow is the Backend of FixedWindow and DriftingWindow.
+// fixedWindow is the Backend of FixedWindow, DriftingWindow and
+// AlignedWindow.
 type fixedWindow struct {
 	cap    Capacity
 	window time.Duration // the shortest window
 	jitter time.Duration // each window lasts window plus [0, jitter)
+	into   time.Duration // without jitter, how far into a window the run starts
 	ra     bool
 	rng    *rand.Rand      // draws the windows (jitter > 0)
 	ends   []time.Duration // the ends of the windows drawn so far
@@ -26,7 +28,8 @@ func (w *fixedWindow) quota(rate float64) int64 {
 
 // end returns the end of window i, drawing windows as needed: they do not
 // depend on the requests. Without jitter they are aligned to the start of
-// the run; with it, the first began at a random time before the start.
+// the run, or began into before it; with it, the first began at a random
+// time before the start.
 func (w *fixedWindow) end(i int) time.Duration {
 	for len(w.ends) <= i {
 		d := w.window
@@ -39,7 +42,7 @@ func (w *fixedWindow) end(i int) time.Duration {
 		case w.jitter > 0:
 			w.ends = append(w.ends, d-time.Duration(w.rng.Int64N(int64(w.window))))
 		default:
-			w.ends = append(w.ends, d)
+			w.ends = append(w.ends, d-w.into)
 		}
 	}
 	return w.ends[i]
