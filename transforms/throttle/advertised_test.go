@@ -15,10 +15,10 @@ import (
 // that advertises what remains of it on every answer (the IETF draft's
 // headers, the reset in whole seconds), the default paced mode spreads each
 // window's quota over it rather than finding it by refusals: 40 elements,
-// twice a window, all succeed with at most one refusal (the pacer's view
-// of what remains is an answer old; a machine slowed by load can let one
-// request reach a window used up). The same run without the headers was
-// refused 17 times.
+// twice a window, all succeed with at most two refusals, one per reset the
+// run crosses (the pacer's view of what remains is an answer old; a
+// machine slowed by load can let one request reach a window used up). The
+// same run without the headers was refused 17 times.
 func TestAdvertisedQuota(t *testing.T) {
 	const n = 40
 	for _, tc := range []struct {
@@ -26,7 +26,7 @@ func TestAdvertisedQuota(t *testing.T) {
 		advertise  testserver.Advertise
 		maxRefused int64
 	}{
-		{"advertised", testserver.AdvertiseIETF, 1},
+		{"advertised", testserver.AdvertiseIETF, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, err := testserver.NewServer(testserver.Config{Quota: 20, Period: 10 * time.Second, Mode: testserver.FixedWindow,
@@ -39,7 +39,9 @@ func TestAdvertisedQuota(t *testing.T) {
 			out := Adaptive(s, generate(s, n), &clientcall.HTTP{URL: srv.Endpoint()}, WithGroups(2))
 			passert.Count(s, out.Success, "success", n)
 			runPipeline(t, p, false) // real time: the server counts its window on the wall clock
-			if st := srv.Handler.Stats(); st.Rejected > tc.maxRefused {
+			st := srv.Handler.Stats()
+			t.Logf("server accepted %d, refused %d", st.Accepted, st.Rejected)
+			if st.Rejected > tc.maxRefused {
 				t.Errorf("server refused %d, want at most %d (accepted %d)", st.Rejected, tc.maxRefused, st.Accepted)
 			}
 		})
