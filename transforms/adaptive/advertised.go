@@ -82,9 +82,6 @@ type Quota struct {
 //     the highest Remaining seen for it (a lower refill rate: slower, not
 //     faster); one seen only full, without Window, tells no refill rate
 //     yet. With nothing usable Rate is 0.
-//   - A limit advertised as refilling (Quota.Refill) whose Reset stays
-//     within a quarter second while a twentieth of its Limit is spent is
-//     a fixed window sent in a bucket's headers, and is paced as one.
 //   - A client not using this code takes its part as consumption: the
 //     workers' shares shrink until everyone together meets the target.
 //
@@ -120,12 +117,6 @@ type AdvertisedRate struct {
 	cost     float64 // own cost sent, in all
 	lastSent int64   // time of the last send; 0 none
 	unit     float64 // typical cost of a request; 0 until a send
-
-	// A limit advertised as refilling whose Reset stays put while it is
-	// spent is a fixed window (see windowed).
-	windowed    bool
-	anchorRem   float64 // Remaining where the watch began; -1 none
-	anchorReset int64   // Reset there
 }
 
 // AdvertisedRateConfig configures an [AdvertisedRate]. The zero value is
@@ -192,7 +183,7 @@ func NewAdvertisedRate(cfg AdvertisedRateConfig) (*AdvertisedRate, error) {
 	case cfg.Span < 0:
 		return nil, fmt.Errorf("adaptive: AdvertisedRateConfig.Span must not be negative, got %v", cfg.Span)
 	}
-	return &AdvertisedRate{cfg: cfg, share: cfg.Start, rem: -1, refRem: -1, limit: -1, anchorRem: -1}, nil
+	return &AdvertisedRate{cfg: cfg, share: cfg.Start, rem: -1, refRem: -1, limit: -1}, nil
 }
 
 // Sent records that this worker sent a request of the given cost at now; a
@@ -252,15 +243,13 @@ func (q *AdvertisedRate) Observe(now, sent time.Time, a Quota) {
 	if !a.Reset.IsZero() {
 		reset = unixNanos(a.Reset)
 	}
-	refill := a.Refill && !q.spentInPlace(rem, reset, a.Limit)
-	if refill != q.refill {
-		q.refill, q.reset, q.rho, q.steady = refill, 0, 0, 0
+	if a.Refill != q.refill {
+		q.refill, q.reset, q.rho, q.steady = a.Refill, 0, 0, 0
 		q.restart(s, -1)
 	}
-	if !refill && !q.epoch(s, rem, reset) {
+	if !a.Refill && !q.epoch(s, rem, reset) {
 		return // from a window already over
 	}
-	a.Refill = refill
 	q.learnLimits(s, rem, reset, a)
 	t, ok := q.targetOf(s, rem, reset)
 	if !ok {
@@ -418,29 +407,4 @@ func (q *AdvertisedRate) measure(s int64, rem float64) {
 // answer that has one).
 func (q *AdvertisedRate) restart(s int64, rem float64) {
 	q.refAt, q.refRem, q.refCost, q.area = s, rem, q.cost, 0
-}
-
-// How a limit advertised as refilling shows it is a fixed window: its
-// Reset (when it is full again) stays within windowedSlack while
-// Remaining falls by windowedFall of Limit (at least 2). A refilling
-// bucket's moves later by what was spent over its refill rate: a
-// twentieth of its window for a twentieth of its Limit.
-const (
-	windowedSlack = int64(250 * time.Millisecond)
-	windowedFall  = 0.05
-)
-
-// spentInPlace reports whether a limit advertised as refilling behaves as
-// a fixed window (an API that sends OpenAI's or Anthropic's headers over
-// a window): once seen, for good.
-func (q *AdvertisedRate) spentInPlace(rem float64, reset, limit int64) bool {
-	if q.windowed || rem < 0 || reset == 0 {
-		return q.windowed
-	}
-	if q.anchorRem < 0 || rem > q.anchorRem || reset > q.anchorReset+windowedSlack || reset < q.anchorReset-windowedSlack {
-		q.anchorRem, q.anchorReset = rem, reset // (re)start the watch
-		return false
-	}
-	q.windowed = q.anchorRem-rem >= max(2, windowedFall*float64(limit))
-	return q.windowed
 }

@@ -342,31 +342,3 @@ func TestAdvertisedModelMixedDemand(t *testing.T) {
 		})
 	}
 }
-
-// TestAdvertisedRateWindowAsRefill: a limit advertised as refilling
-// (OpenAI's and Anthropic's headers) whose Reset stays put while it is
-// spent is taken as the fixed window it is; a bucket's Reset moves later
-// as it is spent, and it stays a bucket.
-func TestAdvertisedRateWindowAsRefill(t *testing.T) {
-	tests := []struct {
-		name   string
-		reset  func(spent int64) time.Time // Reset advertised after spent requests, 10 a second from 0 s
-		window bool
-	}{
-		{"window", func(int64) time.Time { return at(time.Minute) }, true},
-		{"bucket of 600 a minute", func(spent int64) time.Time { return at(time.Duration(spent) * 100 * time.Millisecond) }, false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			q := newTestAdvertised(t, AdvertisedRateConfig{})
-			for spent := int64(0); spent <= 60; spent++ {
-				now := at(time.Duration(spent) * 100 * time.Millisecond)
-				q.Sent(now, 1)
-				q.Observe(now, now, Quota{Limit: 600, Remaining: 600 - spent, Reset: tc.reset(spent), Refill: true})
-			}
-			if got := !q.refill; got != tc.window {
-				t.Errorf("taken as a window: got %v, want %v", got, tc.window)
-			}
-		})
-	}
-}
