@@ -293,7 +293,7 @@ func (fr *driver) answered(items []item, c *call, res callResult, at time.Time) 
 		items[elems[k]].Last = fr.failureOf(err, fr.core.CallProb(c.n))
 	}
 	if len(results) > 0 {
-		results[0].Quota = onClock(res.quota, fr.now().Sub(time.Now()))
+		results[0].Quota = onClock(res.quota, time.Until(fr.now()))
 	}
 	fr.core.AnsweredAt(fr.now(), fr.start().Add(at.Sub(fr.wall)), c.n, results)
 }
