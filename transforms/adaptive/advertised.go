@@ -3,7 +3,6 @@ package adaptive
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"time"
 )
 
@@ -368,43 +367,4 @@ func (q *AdvertisedRate) allowed(s int64) float64 {
 		return (q.target*before + q.steady*after) / 1e9
 	}
 	return q.target * float64(s-from) / 1e9
-}
-
-// measure corrects the share by the consumption since the measurement's
-// start, once it spans Span or shows a clear overload.
-func (q *AdvertisedRate) measure(s int64, rem float64) {
-	dt := float64(s-q.refAt) / 1e9
-	fall := q.refRem - rem
-	if q.refill {
-		fall += q.rho * dt
-	}
-	over := fall >= quotaOver*q.area && fall >= quotaMinFall*max(q.limit, 0)
-	if s-q.refAt < int64(q.cfg.Span) && !over {
-		return
-	}
-	if q.area == 0 {
-		// The window was used up all along: what others spend of the
-		// reserve says nothing of this worker's share.
-		q.restart(s, rem)
-		return
-	}
-	step := quotaUp
-	if fall > 0 {
-		step = min(max(math.Pow(q.area/fall, min(dt/quotaTau, 1)), quotaDown), quotaUp)
-	}
-	own := q.cost - q.refCost
-	switch {
-	case step > 1 && own < quotaIdle*q.share*q.area:
-		step = 1 // did not use its rate: no sign it needs more
-	case step > 1 && math.Abs(fall-own) <= own*quotaAlone+1:
-		step = 1 / q.share // only its own requests moved the count: alone, it takes the whole target
-	}
-	q.share = min(max(q.share*step, minQuotaShare), 1)
-	q.restart(s, rem)
-}
-
-// restart starts a measurement at s, with Remaining rem (-1: at the next
-// answer that has one).
-func (q *AdvertisedRate) restart(s int64, rem float64) {
-	q.refAt, q.refRem, q.refCost, q.area = s, rem, q.cost, 0
 }

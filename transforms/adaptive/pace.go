@@ -395,13 +395,4 @@ func (p *Pacer) Budget(now, until time.Time) int {
 	return satInt(first + math.Floor(float64(u-start)*p.rate/1e9))
 }
 
-// satInt converts a non-negative whole float64 to an int, saturating at
-// the largest int.
-func satInt(f float64) int {
-	if !(f < math.MaxInt) {
-		return math.MaxInt
-	}
-	return int(f)
-}
-
 var _ Policy = (*Pacer)(nil)

@@ -97,3 +97,12 @@ func (p *Pacer) refusedAt(n int64, r float64) float64 {
 	}
 	return r
 }
+
+// satInt converts a non-negative whole float64 to an int, saturating at
+// the largest int.
+func satInt(f float64) int {
+	if !(f < math.MaxInt) {
+		return math.MaxInt
+	}
+	return int(f)
+}

@@ -7,9 +7,11 @@ import (
 
 // deadlines hands out the contexts of a DoFn instance's calls. Calls
 // started close together share one context, so that a call costs no
-// context and timer of its own: each gets at least the call timeout, and
-// at most deadlineSlack of it more. The driver gives up on a call at its
-// own timeout (pending.timeout) whatever its context says. A call may
+// context and timer of its own: each gets the call timeout, less at most
+// deadlineSlack of it. The context ends no later than the driver gives up
+// on the call (pending.timeout), so that a call that outlives it ends as
+// the throttle's timeout, not as whatever its caller makes of it (an HTTP
+// client's own timeout of the same length). A call may
 // outlive the DoFn instance that made it, so its context is never
 // cancelled early: it ends at its deadline, or with the worker's call
 // board. A deadlines is used by one firing at a time (a DoFn instance's),
@@ -27,17 +29,18 @@ type expiring struct {
 	cancel context.CancelFunc
 }
 
-// deadlineSlack is how much longer than the call timeout a call's context
-// may last: a hundredth of the timeout, at most 100 ms.
+// deadlineSlack is how much shorter than the call timeout a call's context
+// may be: a hundredth of the timeout, at most 100 ms.
 func deadlineSlack(timeout time.Duration) time.Duration {
 	return min(timeout/100, 100*time.Millisecond)
 }
 
 // next returns the context of a call started at now (by the wall clock)
-// under parent: one that ends between now+timeout and deadlineSlack later.
+// under parent: one that ends between now+timeout less deadlineSlack and
+// now+timeout.
 func (d *deadlines) next(parent context.Context, now time.Time, timeout time.Duration) context.Context {
 	due := now.Add(timeout)
-	if d.ctx != nil && d.parent == parent && !d.until.Before(due) && !d.until.After(due.Add(deadlineSlack(timeout))) {
+	if d.ctx != nil && d.parent == parent && !d.until.After(due) && !d.until.Before(due.Add(-deadlineSlack(timeout))) {
 		return d.ctx
 	}
 	// Release the contexts whose deadline has passed: their calls have
@@ -51,7 +54,7 @@ func (d *deadlines) next(parent context.Context, now time.Time, timeout time.Dur
 		live = append(live, e)
 	}
 	d.live = live
-	d.until = due.Add(deadlineSlack(timeout))
+	d.until = due
 	ctx, cancel := context.WithDeadline(parent, d.until)
 	d.parent, d.ctx = parent, ctx
 	d.live = append(d.live, expiring{until: d.until, cancel: cancel})
