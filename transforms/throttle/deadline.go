@@ -29,6 +29,10 @@ type expiring struct {
 	cancel context.CancelFunc
 }
 
+// releaseAfter is how long after its deadline a context handed out is
+// released.
+const releaseAfter = time.Minute
+
 // deadlineSlack is how much shorter than the call timeout a call's context
 // may be: a hundredth of the timeout, at most 100 ms.
 func deadlineSlack(timeout time.Duration) time.Duration {
@@ -43,11 +47,14 @@ func (d *deadlines) next(parent context.Context, now time.Time, timeout time.Dur
 	if d.ctx != nil && d.parent == parent && !d.until.After(due) && !d.until.Before(due.Add(-deadlineSlack(timeout))) {
 		return d.ctx
 	}
-	// Release the contexts whose deadline has passed: their calls have
-	// ended, or the driver gave up on them.
+	// Release the contexts whose deadline passed a while ago: their
+	// calls have ended, or the driver gave up on them. Not sooner: a
+	// context cancelled before its deadline's timer has fired (a busy
+	// machine runs it late) would end its calls as cancelled, not as
+	// timed out.
 	live := d.live[:0]
 	for _, e := range d.live {
-		if e.until.Before(now) {
+		if now.Sub(e.until) > releaseAfter {
 			e.cancel()
 			continue
 		}

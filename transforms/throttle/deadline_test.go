@@ -2,6 +2,7 @@ package throttle
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 )
@@ -42,6 +43,15 @@ func TestDeadlines(t *testing.T) {
 	}
 	if dl, _ := first.Deadline(); !dl.Equal(t0.Add(timeout)) {
 		t.Errorf("first deadline %v after the start, want %v", dl.Sub(t0), timeout)
+	}
+	// Past its deadline, a context ends as timed out, however late its
+	// timer fires: it is released only a while later.
+	var late deadlines
+	ctx := late.next(parent, t0, time.Millisecond)
+	late.next(parent, t0.Add(time.Second), time.Millisecond)
+	<-ctx.Done()
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		t.Errorf("a context past its deadline ended with %v, want DeadlineExceeded", ctx.Err())
 	}
 	cancel()
 	if first.Err() == nil {
