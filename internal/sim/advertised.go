@@ -8,8 +8,8 @@ import (
 // FamilyAdvertised is the family of AdvertisedCases.
 const FamilyAdvertised = "advertised quotas"
 
-// Targets of the advertised quotas (issue 38's acceptance, as
-// transforms/adaptive's model test of AdvertisedRate alone has them).
+// Targets of the advertised quotas: the same as transforms/adaptive's
+// model test of AdvertisedRate alone has them.
 const (
 	advertisedMaxWaste           = 0.01
 	advertisedMinUse             = 0.97
@@ -57,7 +57,7 @@ var AdvertisedAlgorithms = []string{Pacer, Oracle}
 //   - the window without advertising, as the contrast, with the pacer
 //     only.
 //
-// The goals, from issue 38: waste at most 1 % over the whole run (no
+// The goals: waste at most 1 % over the whole run (no
 // warm-up) and at least 97 % of each window's quota used but the run's
 // first (for the bucket, of each minute's refill after the first); with
 // the outside client, waste at most 2 % and 95 % of what it leaves used.
