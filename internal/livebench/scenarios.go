@@ -287,7 +287,7 @@ var scenarios = []scenario{
 	},
 	{
 		name: "slow-2s-bucket", family: "slow-api",
-		about: "the same with the quota server's default limiter, a token bucket of 20 refilled in 100 ms steps",
+		about:    "the same with the quota server's default limiter, a token bucket of 20 refilled in 100 ms steps",
 		server:   testserver.Config{Quota: 20, Latency: 2 * time.Second},
 		elements: 2000, modes: []string{"paced"},
 		targets: []target{{metric: succeeded, limit: 1}, {metric: waste, atMost: true, limit: 0.02},
