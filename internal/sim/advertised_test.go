@@ -17,12 +17,7 @@ import (
 // pacer meets every goal but once (32 workers with the outside client, a
 // window 94 % used); 32 workers on the aligned windows waste up to 1.0 %.
 func TestAdvertisedCases(t *testing.T) {
-	var algs []sim.Algorithm
-	for _, a := range sim.Algorithms() {
-		if slices.Contains(sim.AdvertisedAlgorithms, a.Name) {
-			algs = append(algs, a)
-		}
-	}
+	algs := algorithmsNamed(sim.AdvertisedAlgorithms)
 	rs, err := sim.Suite{Cases: sim.AdvertisedCases(), Algorithms: algs, DropSeries: true}.Run()
 	if err != nil {
 		t.Fatal(err)

@@ -183,12 +183,7 @@ func TestCeiling(t *testing.T) {
 // the pacer meets, as TestLimitCases does: the oracle meets every goal of
 // its cases, the contrast its timeouts, and every element is counted once.
 func TestSlowCases(t *testing.T) {
-	var algs []sim.Algorithm
-	for _, a := range sim.Algorithms() {
-		if slices.Contains(sim.SlowAlgorithms, a.Name) {
-			algs = append(algs, a)
-		}
-	}
+	algs := algorithmsNamed(sim.SlowAlgorithms)
 	rs, err := sim.Suite{Cases: sim.SlowCases(), Algorithms: algs, DropSeries: true}.Run()
 	if err != nil {
 		t.Fatal(err)
@@ -251,4 +246,16 @@ func TestGoalCheckTimeouts(t *testing.T) {
 	if got, want := g.String(), "no call times out, answer p99 ≤ 4.00 s, timeouts ≥ 50.0 % of calls (the contrast)"; got != want {
 		t.Errorf("got goals %q, want %q", got, want)
 	}
+}
+
+// algorithmsNamed returns the simulator's algorithms whose names are in
+// names, in the simulator's order.
+func algorithmsNamed(names []string) []sim.Algorithm {
+	var algs []sim.Algorithm
+	for _, a := range sim.Algorithms() {
+		if slices.Contains(names, a.Name) {
+			algs = append(algs, a)
+		}
+	}
+	return algs
 }
