@@ -34,6 +34,12 @@ type Advertised struct {
 	// gradually before then. False for a window whose quota comes back at
 	// once at Reset.
 	Refill bool
+	// Used is what the answered request took of this limit (its input and
+	// output tokens, for a limit on tokens), when the caller knows it:
+	// headers do not say, an LLM API's response body does. Zero means not
+	// known. The transform paces under a limit on anything but requests
+	// only when the caller reports Used (see [ReportAdvertised]).
+	Used float64
 }
 
 // ParseAdvertised returns the limits advertised in h, the header of an

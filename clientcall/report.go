@@ -18,8 +18,10 @@ func WithAdvertised(ctx context.Context, sink func([]Advertised)) context.Contex
 // answer advertised (success or refusal). [HTTP] reports what
 // [ParseAdvertised] reads in every answer; a custom Caller that learns its
 // API's quota another way (an SDK's response headers, a gRPC trailer)
-// reports it with this. With no sink in ctx (a caller used outside the
-// transform), or no limits, it does nothing.
+// reports it with this, and one that knows what its request took of a
+// limit on tokens (the usage in an LLM API's response) sets Used, so that
+// the transform can pace under that limit too. With no sink in ctx (a
+// caller used outside the transform), or no limits, it does nothing.
 func ReportAdvertised(ctx context.Context, a []Advertised) {
 	if sink := advertisedSink(ctx); sink != nil && len(a) > 0 {
 		sink(a)

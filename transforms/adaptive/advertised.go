@@ -20,6 +20,14 @@ type Quota struct {
 	// Anthropic): Reset is when it is full again. False for a fixed
 	// window, whose quota comes back at once at Reset.
 	Refill bool
+	// Used is what the answered request itself took of this limit: its
+	// tokens, for a limit on tokens, when the caller knows them (an LLM
+	// API's answer reports them; output tokens are known only then). Zero
+	// means one request's worth, 1: a limit on requests. Negative means
+	// not known (a limit on tokens whose answer did not say). The [Pacer]
+	// sizes its requests against the limit by the average Used, and a
+	// limit that no answer has sized does not bind it.
+	Used float64
 }
 
 // AdvertisedRate paces one of several independent workers that share an

@@ -49,10 +49,14 @@ import (
 //     requests that would certainly be rejected.
 //   - Idle time does not raise the rate: the curve advances only while
 //     requests wait for their slot.
-//   - Advertised quotas: the limits on requests an answer advertises
-//     (Answer.Quota) each feed an [AdvertisedRate], and the rate is never
-//     above the lowest of theirs, so a quota the API tells is not learnt
-//     from refusals. They are not part of the saved state (MarshalBinary):
+//   - Advertised quotas: the limits an answer advertises (Answer.Quota),
+//     on requests or on tokens, each feed an [AdvertisedRate], and the
+//     rate is never above the lowest of theirs, so a quota the API tells
+//     is not learnt from refusals. A limit counts each request at what
+//     requests have used of it on average (Quota.Used, 1 for requests):
+//     a request's tokens are estimated before it is sent, from the
+//     answers before it, and the estimate corrected by its own answer.
+//     They are not part of the saved state (MarshalBinary):
 //     a restored Pacer learns them again from the next answers.
 //   - Slow APIs: the Pacer measures the answers' latency (an average over
 //     recent answers). Slow start doubles the rate once per latency when
@@ -128,7 +132,7 @@ type Pacer struct {
 	lat     int64   // the answers' latency (EWMA, nanos); 0 until an answer
 	probes  int64   // requests let through while dark, not answered yet
 
-	adv []*AdvertisedRate // one per limit the answers advertise
+	adv []advertisedLimit // one per limit the answers advertise
 }
 
 // NewPacer returns a Pacer for cfg, or an error naming the invalid field.

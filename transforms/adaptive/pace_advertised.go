@@ -5,9 +5,33 @@ import "time"
 // The Pacer's rules for the quota an API advertises (Answer.Quota): one
 // AdvertisedRate per limit, and the rate never above the lowest of theirs.
 
+// advertisedLimit is one limit an API advertises, as the Pacer follows it.
+type advertisedLimit struct {
+	rate *AdvertisedRate
+	use  float64 // what a request takes of the limit on average; 0 until an answer says
+	seen int64   // answers that said (Quota.Used not negative), up to useSamples
+}
+
+// useSamples is how many answers' Used the average of a limit's use per
+// request weighs equally before it becomes an exponential average of
+// weight 1/useSamples: token counts vary by a factor of several from one
+// request to the next, so a short average would move the pace with each.
+const useSamples = 32
+
+// perRequest returns what a request takes of the limit, its average use,
+// and whether an answer has said.
+func (l *advertisedLimit) perRequest() (float64, bool) {
+	return max(l.use, minUse), l.seen > 0
+}
+
+// minUse is the least a request takes of a limit, for a limit whose
+// answers said their requests took nothing.
+const minUse = 1e-3
+
 // observeAdvertised gives each limit of qs, advertised on the answer at n
 // to a request sent at sent, to its AdvertisedRate (by position: an API
-// sends its limits in the same order).
+// sends its limits in the same order), and learns from each what a
+// request takes of it.
 func (p *Pacer) observeAdvertised(n, sent int64, qs []Quota) {
 	for i, q := range qs {
 		if i == len(p.adv) {
@@ -15,31 +39,42 @@ func (p *Pacer) observeAdvertised(n, sent int64, qs []Quota) {
 			if err != nil {
 				panic(err) // the zero config is valid
 			}
-			p.adv = append(p.adv, a)
+			p.adv = append(p.adv, advertisedLimit{rate: a})
 		}
-		p.adv[i].Observe(time.Unix(0, n), time.Unix(0, sent), q)
+		l := &p.adv[i]
+		if used := q.Used; used >= 0 {
+			if used == 0 {
+				used = 1 // a limit on requests
+			}
+			l.seen = min(l.seen+1, useSamples)
+			l.use += (min(used, maxUnit) - l.use) / float64(l.seen)
+		}
+		l.rate.Observe(time.Unix(0, n), time.Unix(0, sent), q)
 	}
 }
 
-// sentAdvertised tells each AdvertisedRate of a request let through at n.
-// The limits count requests: each counts one, whatever its cost.
+// sentAdvertised tells each AdvertisedRate of a request let through at n,
+// at what a request takes of its limit (the estimate of a request's
+// tokens before the answer says).
 func (p *Pacer) sentAdvertised(n int64) {
-	for _, a := range p.adv {
-		a.Sent(time.Unix(0, n), 1)
+	for i := range p.adv {
+		use, _ := p.adv[i].perRequest()
+		p.adv[i].rate.Sent(time.Unix(0, n), use)
 	}
 }
 
 // advertisedCap returns rate, or less if a limit the API advertised allows
-// less: its AdvertisedRate's requests per second, in cost units (times
-// the typical cost of a request). While a limit binds, the curve is held
-// where it is (its time does not advance from the last send to n), as
-// over idle time: requests wait for the limit's slots, not the curve's,
-// and a curve that climbed on would burst when the limit lets go.
+// less: its AdvertisedRate's rate over what a request takes of it, in cost
+// units (times the typical cost of a request). While a limit binds, the
+// curve is held where it is (its time does not advance from the last send
+// to n), as over idle time: requests wait for the limit's slots, not the
+// curve's, and a curve that climbed on would burst when the limit lets go.
 func (p *Pacer) advertisedCap(n int64, rate float64) float64 {
 	capped := rate
-	for _, a := range p.adv {
-		if r := a.Rate(time.Unix(0, n)); r > 0 {
-			capped = min(capped, r*p.typical())
+	for i := range p.adv {
+		use, sized := p.adv[i].perRequest()
+		if r := p.adv[i].rate.Rate(time.Unix(0, n)); r > 0 && sized {
+			capped = min(capped, r/use*p.typical())
 		}
 	}
 	if capped < rate && p.sent > 0 && n > p.sent {

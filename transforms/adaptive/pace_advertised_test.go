@@ -1,6 +1,8 @@
 package adaptive
 
 import (
+	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -71,6 +73,84 @@ func TestPacerAdvertised(t *testing.T) {
 			}
 			if !tc.advertised && refused < 3 {
 				t.Errorf("not advertised: refused %d, want the refusals the advertisement avoids", refused)
+			}
+		})
+	}
+}
+
+// TestPacerAdvertisedTokens: answers advertise two fixed windows of a
+// minute, 500 requests and 8,000 output tokens, each answer saying the
+// tokens its request took (lognormal, median 20, known only from the
+// answer, as an LLM API's output). Requests wait every millisecond; the
+// answers come 100 ms late. The Pacer paces by the tighter limit, tokens
+// at about 24 a request, 330 requests a minute: no refusal, and each
+// window's tokens used but for the reserve and one request's spread. The
+// same Pacer told the token limit but never what a request took of it
+// (Used negative: a limit it cannot size, which does not bind) is
+// refused by it.
+func TestPacerAdvertisedTokens(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		reportUsed  bool
+		maxRefused  int
+		minTokenUse float64 // of each window after the first
+	}{
+		{"tokens reported", true, 0, 0.95},
+		{"tokens not reported", false, 1 << 30, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const requests, tokens, window, latency = 500, 8000, time.Minute, 100 * time.Millisecond
+			rng := rand.New(rand.NewPCG(1, 2))
+			p := newTestPacer(t, PacerConfig{StartRate: 50})
+			type pending struct {
+				due time.Time
+				a   Answer
+			}
+			var (
+				queue            []pending
+				usedReq, usedTok = map[int]int{}, map[int]int{} // by window
+				refused          int
+			)
+			for ms := range 5 * 60 * 1000 {
+				now := at(time.Duration(ms) * time.Millisecond)
+				for len(queue) > 0 && !queue[0].due.After(now) {
+					p.Record(now, queue[0].a)
+					queue = queue[1:]
+				}
+				if p.Decide(now, len(queue), 1).Verdict != Send {
+					continue
+				}
+				w := int(now.Sub(t0) / window)
+				reset := t0.Add(time.Duration(w+1) * window)
+				a := Answer{Outcome: Accepted, Sent: now}
+				out := 0
+				if usedReq[w] < requests && usedTok[w] < tokens {
+					out = max(1, int(math.Round(20*math.Exp(0.6*rng.NormFloat64()))))
+					usedReq[w]++
+					usedTok[w] += out
+				} else {
+					a.Outcome = Throttled
+					refused++
+				}
+				tok := Quota{Limit: tokens, Remaining: int64(max(tokens-usedTok[w], 0)), Window: window, Reset: reset, Used: -1}
+				if tc.reportUsed && a.Outcome == Accepted {
+					tok.Used = float64(out)
+				}
+				a.Quota = []Quota{{Limit: requests, Remaining: int64(requests - usedReq[w]), Window: window, Reset: reset}, tok}
+				queue = append(queue, pending{due: now.Add(latency), a: a})
+			}
+			t.Logf("refused %d; tokens used by window %v, requests %v", refused, usedTok, usedReq)
+			if refused > tc.maxRefused {
+				t.Errorf("refused %d, want at most %d", refused, tc.maxRefused)
+			}
+			for w := 1; w < 5; w++ {
+				if use := float64(usedTok[w]) / tokens; use < tc.minTokenUse {
+					t.Errorf("window %d: %.1f %% of the tokens used (%d requests), want at least %.0f %%",
+						w, 100*use, usedReq[w], 100*tc.minTokenUse)
+				}
+			}
+			if !tc.reportUsed && refused < 3 {
+				t.Errorf("tokens not reported: refused %d, want the refusals that sizing by tokens avoids", refused)
 			}
 		})
 	}

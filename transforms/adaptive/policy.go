@@ -45,7 +45,7 @@ type Answer struct {
 	// reports it (a driver that collects answers now and then); zero
 	// means the time of the Record. Sent to Received is the latency.
 	Received time.Time
-	// Quota holds the limits on requests the answer advertised (how many
+	// Quota holds the limits the answer advertised (how many
 	// remain, when they come back), in the order the API sends them; nil
 	// if none. The [Pacer] paces under them (see [AdvertisedRate]).
 	Quota []Quota

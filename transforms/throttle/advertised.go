@@ -26,18 +26,24 @@ func (a *advertised) context(ctx context.Context) context.Context {
 	})
 }
 
-// quota returns the limits on requests reported, for the pacer; nil if
-// none. Limits in other units (tokens) are left out: the pacer's rate is in
-// the caller's cost units, and a limit counts requests.
+// quota returns the limits reported, for the pacer; nil if none. A limit
+// on requests counts 1 for each; a limit in other units (tokens) counts
+// what the caller said the request took of it (Used), and binds the pacer
+// only once a caller has said.
 func (a *advertised) quota() []adaptive.Quota {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var out []adaptive.Quota
 	for _, l := range a.as {
-		if l.Unit != "requests" {
-			continue
+		used := l.Used
+		switch {
+		case l.Unit == "requests":
+			used = 1
+		case used <= 0:
+			used = -1 // not known: kept, so that the limits keep their places
 		}
-		out = append(out, adaptive.Quota{Limit: l.Limit, Remaining: l.Remaining, Reset: l.Reset, Window: l.Window, Refill: l.Refill})
+		out = append(out, adaptive.Quota{Limit: l.Limit, Remaining: l.Remaining, Reset: l.Reset, Window: l.Window,
+			Refill: l.Refill, Used: used})
 	}
 	return out
 }

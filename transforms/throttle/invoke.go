@@ -226,7 +226,7 @@ type callResult struct {
 	resps   [][]byte
 	errs    []error
 	latency time.Duration
-	quota   []adaptive.Quota // the limits on requests the answer advertised
+	quota   []adaptive.Quota // the limits the answer advertised
 }
 
 // failed reports whether an element of the call failed.
