@@ -89,6 +89,17 @@ type Quota struct {
 //     the highest Remaining seen for it (a lower refill rate: slower, not
 //     faster); one seen only full, without Window, tells no refill rate
 //     yet. With nothing usable Rate is 0.
+//   - A limit advertised as refilling (Quota.Refill) may be a fixed window
+//     sent in a bucket's headers (OpenAI's or Anthropic's, by a gateway
+//     that counts in windows). A bucket's Reset, when it is full again,
+//     moves later by at least the time between two answers unless it
+//     refilled (Remaining rose); a window's stays put. So two answers
+//     sent at least windowedGap apart, neither full, Remaining not risen,
+//     tell them apart: a Reset within windowedSlack of the first makes it
+//     a fixed window from then on. Until that test, a bucket's rate is at
+//     least one typical request per windowedGap, so that the test comes
+//     even where the refill rate estimated from a window's first answers
+//     is a trickle.
 //   - A client not using this code takes its part as consumption: the
 //     workers' shares shrink until everyone together meets the target.
 //
@@ -124,6 +135,13 @@ type AdvertisedRate struct {
 	cost     float64 // own cost sent, in all
 	lastSent int64   // time of the last send; 0 none
 	unit     float64 // typical cost of a request; 0 until a send
+
+	// Whether a limit advertised as refilling is a window (see inPlace).
+	tested      bool    // the test was made
+	windowed    bool    // and found a window
+	anchorAt    int64   // send time of the first answer of the test; 0 none
+	anchorRem   float64 // its Remaining
+	anchorReset int64   // its Reset
 }
 
 // AdvertisedRateConfig configures an [AdvertisedRate]. The zero value is
@@ -222,6 +240,9 @@ func (q *AdvertisedRate) Rate(now time.Time) float64 {
 		t = q.steady // the window is over, its quota back: spread it
 	}
 	if r := q.share * t; r > 0 {
+		if q.refill && !q.tested { // until the test, at least one request per windowedGap
+			r = max(r, cmp.Or(q.unit, 1)*1e9/float64(windowedGap))
+		}
 		return min(r, maxRate)
 	}
 	from := q.lastSent
@@ -250,6 +271,7 @@ func (q *AdvertisedRate) Observe(now, sent time.Time, a Quota) {
 	if !a.Reset.IsZero() {
 		reset = unixNanos(a.Reset)
 	}
+	a.Refill = a.Refill && !q.inPlace(s, rem, reset, a.Limit)
 	if a.Refill != q.refill {
 		q.refill, q.reset, q.rho, q.steady = a.Refill, 0, 0, 0
 		q.restart(s, -1)

@@ -46,6 +46,17 @@ func (w *quotaWindow) perMinute() float64 {
 	return float64(w.limit) * float64(time.Minute) / float64(w.window)
 }
 
+// windowAsBucket is a window that advertises in a bucket's headers, as a
+// gateway counting in windows that sends OpenAI's: Refill set, Reset the
+// window's end (when it is full again).
+type windowAsBucket struct{ quotaServer }
+
+func (w *windowAsBucket) take(d time.Duration) (bool, Quota) {
+	ok, q := w.quotaServer.take(d)
+	q.Refill = true
+	return ok, q
+}
+
 // quotaBucket refills continuously, OpenAI style: capacity limit, refilled
 // at limit per window, Reset when full again (in whole milliseconds, as
 // OpenAI sends "12ms"). It starts full.
