@@ -11,22 +11,27 @@ import (
 // Advertiser is a Backend that advertises its quota on every answer,
 // accepted or refused, as an API's rate-limit headers do
 // (X-RateLimit-Limit, -Remaining and -Reset; OpenAI's
-// x-ratelimit-*-requests). With Config.Advertise the policies get it as
-// adaptive.Answer.Quota. The fixed windows (FixedWindow, DriftingWindow,
-// AlignedWindow) and the token buckets advertise.
+// x-ratelimit-*-requests and -tokens). With Config.Advertise the policies
+// get it as adaptive.Answer.Quota. The fixed windows (FixedWindow,
+// DriftingWindow, AlignedWindow), the token buckets and TokenLimits
+// advertise.
 type Advertiser interface {
 	Backend
-	// Advertise returns the quota as the answer to a request served at at
-	// (after its Take) tells it. Its Reset is on the policies' clock:
-	// start, the wall-clock time of the run's start (Env.Start), plus the
-	// time since the start. It changes nothing the backend will answer.
-	Advertise(start time.Time, at time.Duration) adaptive.Quota
+	// Advertise returns the limits as the answer to a request served at
+	// at (after its Take) tells them, in the same order on every answer.
+	// Their Reset is on the policies' clock: start, the wall-clock time of
+	// the run's start (Env.Start), plus the time since the start; their
+	// Used is what that request, the last the backend served, took of
+	// each (the simulator's calls carry one request each), 0 if not
+	// told. It changes nothing the backend will answer.
+	Advertise(start time.Time, at time.Duration) []adaptive.Quota
 }
 
 // The backends that advertise.
 var (
 	_ Advertiser = (*fixedWindow)(nil)
 	_ Advertiser = (*tokenBucket)(nil)
+	_ Advertiser = (*tokenLimits)(nil)
 )
 
 // AlignedWindow is FixedWindow with its windows aligned to the clock
@@ -48,12 +53,12 @@ func AlignedWindow(window, into time.Duration, retryAfterOn bool) BackendModel {
 	}}
 }
 
-// Advertise implements Advertiser: Limit is the quota of the window
-// holding at (at the capacity in force at at), Remaining what is left of
-// it, Reset the window's end and Window its length (unknown, 0, for
-// drifting windows, whose lengths vary). Refill is false: the whole quota
-// comes back at Reset.
-func (w *fixedWindow) Advertise(start time.Time, at time.Duration) adaptive.Quota {
+// Advertise implements Advertiser with one limit: Limit is the quota of
+// the window holding at (at the capacity in force at at), Remaining what
+// is left of it, Reset the window's end and Window its length (unknown, 0,
+// for drifting windows, whose lengths vary). Refill is false: the whole
+// quota comes back at Reset. Used is not told (a request).
+func (w *fixedWindow) Advertise(start time.Time, at time.Duration) []adaptive.Quota {
 	w.roll(at)
 	rate, _ := w.cap.At(at)
 	q := w.quota(rate)
@@ -61,16 +66,17 @@ func (w *fixedWindow) Advertise(start time.Time, at time.Duration) adaptive.Quot
 	if w.jitter == 0 {
 		a.Window = w.window
 	}
-	return a
+	return []adaptive.Quota{a}
 }
 
-// Advertise implements Advertiser as OpenAI advertises its limits on
-// requests: Limit is the bucket's depth (capacity × burst, at the capacity
+// Advertise implements Advertiser with one limit, as OpenAI advertises its
+// limit on requests: Limit is the bucket's depth (capacity × burst, at the capacity
 // in force at at), Remaining the whole tokens left, Reset when the bucket
 // will be full again at that capacity (rounded up to whole milliseconds,
 // as OpenAI sends "12ms"; at if full), and Refill true; no Window. During
-// an outage it advertises a depth of 0 and no Reset.
-func (b *tokenBucket) Advertise(start time.Time, at time.Duration) adaptive.Quota {
+// an outage it advertises a depth of 0 and no Reset. Used is not told (a
+// request).
+func (b *tokenBucket) Advertise(start time.Time, at time.Duration) []adaptive.Quota {
 	b.advance(at)
 	rate, _ := b.cap.At(at)
 	depth := b.depth(rate)
@@ -80,7 +86,7 @@ func (b *tokenBucket) Advertise(start time.Time, at time.Duration) adaptive.Quot
 		Refill:    true,
 	}
 	if rate == 0 {
-		return a
+		return []adaptive.Quota{a}
 	}
 	var full time.Duration
 	if missing := depth - b.tokens; missing > tolerance {
@@ -93,7 +99,7 @@ func (b *tokenBucket) Advertise(start time.Time, at time.Duration) adaptive.Quot
 		}
 	}
 	a.Reset = start.Add(at + full)
-	return a
+	return []adaptive.Quota{a}
 }
 
 // advertised returns what the backend advertises on the answer to a call
@@ -105,11 +111,13 @@ func (g *group) advertised(at time.Duration) []adaptive.Quota {
 	if !r.cfg.Advertise || !ok {
 		return nil
 	}
-	q := a.Advertise(r.start, at)
-	if !q.Reset.IsZero() {
-		q.Reset = q.Reset.Add(skew(r.cfg.AdvertiseSkew, g.env.Worker))
+	qs := a.Advertise(r.start, at)
+	for i := range qs {
+		if !qs[i].Reset.IsZero() {
+			qs[i].Reset = qs[i].Reset.Add(skew(r.cfg.AdvertiseSkew, g.env.Worker))
+		}
 	}
-	return []adaptive.Quota{q}
+	return qs
 }
 
 // skew is how far worker's view of an advertised Reset is off

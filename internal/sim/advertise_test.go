@@ -94,7 +94,7 @@ func TestAdvertise(t *testing.T) {
 						t.Fatalf("at %v: Take got %v, %v after advertising, want %v, %v as without", s.at, ok, ra, ok2, ra2)
 					}
 				}
-				if diff := cmp.Diff(s.want, b.Advertise(advStart, s.at)); diff != "" {
+				if diff := cmp.Diff([]adaptive.Quota{s.want}, b.Advertise(advStart, s.at)); diff != "" {
 					t.Errorf("at %v after %d taken: Advertise mismatch (-want +got):\n%s", s.at, s.take, diff)
 				}
 			}
@@ -108,7 +108,11 @@ func TestAdvertiseDrifting(t *testing.T) {
 	b := sim.DriftingWindow(4*time.Second, time.Second, false).New(sim.NewCapacity(22, []sim.Phase{{Capacity: 1}}), 7).(sim.Advertiser)
 	for at := time.Duration(0); at < time.Minute; at += 10 * time.Millisecond {
 		b.Take(at)
-		q := b.Advertise(advStart, at)
+		qs := b.Advertise(advStart, at)
+		if len(qs) != 1 {
+			t.Fatalf("at %v: got %d limits, want 1", at, len(qs))
+		}
+		q := qs[0]
 		if q.Window != 0 || q.Refill || q.Limit != 99 {
 			t.Fatalf("at %v: got %+v, want Limit 99, no Window, not Refill", at, q)
 		}

@@ -18,6 +18,10 @@ const (
 	// The same workers without the advertised quota waste ten times the
 	// goal and more: 24 % with 8 workers, 52 % with 32.
 	contrastMinWaste = 0.10
+	// Limits on requests and tokens together: the binding limit, in each
+	// window, and the waste of any limit.
+	tokensMaxWaste = 0.02
+	tokensMinUse   = 0.95
 )
 
 // Settings of AdvertisedCases.
@@ -35,6 +39,20 @@ const (
 // AdvertisedWorkers are the numbers of workers of AdvertisedCases, each
 // with one group.
 var AdvertisedWorkers = []int{8, 32}
+
+// advertisedTokens are the limits of an LLM API on requests and tokens
+// together, a minute each: 500 requests, 40,000 input and 8,000 output
+// tokens. The token counts are lognormal, σ 0.6 (a p99 four times the
+// median): input median 90 (mean 108), output median 20 (mean 23.9). The
+// output tokens bind, at 334 requests a minute, where the requests are
+// 67 % used and the input tokens 90 %: a client that paced by either
+// would be refused by the output tokens, and one that overshot the output
+// tokens' pace by a tenth would be refused by the input tokens too.
+var advertisedTokens = TokenQuota{Window: time.Minute, Requests: 500, Input: 40_000, Output: 8_000,
+	InputMedian: 90, InputSigma: 0.6, OutputMedian: 20, OutputSigma: 0.6}
+
+// tokensWorkers is the number of workers of the limits on tokens.
+const tokensWorkers = 8
 
 // AdvertisedAlgorithms are the algorithms of AdvertisedCases: the pacer,
 // one per worker, and the oracle as the limit.
@@ -55,7 +73,13 @@ var AdvertisedAlgorithms = []string{Pacer, Oracle}
 //   - the window aligned to the clock's minutes, the run starting 40 s
 //     into one (AlignedWindow);
 //   - the window without advertising, as the contrast, with the pacer
-//     only.
+//     only;
+//   - for 8 workers only, limits on requests and tokens together, as an
+//     LLM API's (TokenLimits): 500 requests, 40,000 input and 8,000
+//     output tokens a minute, a request's tokens lognormal and its output
+//     known only once served, the output tokens binding; the capacity is
+//     the requests per second they allow. And the same without
+//     advertising, as the contrast, with the pacer only.
 //
 // The goals: waste at most 1 % over the whole run (no
 // warm-up) and at least 97 % of each window's quota used but the run's
@@ -63,7 +87,9 @@ var AdvertisedAlgorithms = []string{Pacer, Oracle}
 // the outside client, waste at most 2 % and 95 % of what it leaves used.
 // Utilisation counts the first window too, over 100 % where it holds
 // more than a minute of capacity: the bucket starts full, and the aligned
-// windows' first 20 s hold a whole quota.
+// windows' first 20 s hold a whole quota. With the limits on tokens:
+// waste at most 2 %, the output tokens at least 95 % used in each window
+// but the first, and no request refused by another limit.
 func AdvertisedCases() []Case {
 	var cs []Case
 	for _, n := range AdvertisedWorkers {
@@ -109,7 +135,32 @@ func AdvertisedCases() []Case {
 		add("window-silent", fmt.Sprintf("600 a minute, not advertised, as the contrast: %s", window.Backend.Description), 0,
 			silent, Goal{MinWaste: contrastMinWaste}, []string{Pacer})
 	}
-	return cs
+	return append(cs, tokensCases()...)
+}
+
+// tokensCases returns the cases of AdvertisedCases with limits on
+// requests and tokens together.
+func tokensCases() []Case {
+	capacity, binding := advertisedTokens.rate()
+	cfg := Config{Backend: TokenLimits(advertisedTokens), Capacity: capacity, Latency: advertisedLatency,
+		StartJitter: DefaultConfig(1).StartJitter, SizeCalls: true, MaxWait: MatrixMaxWait, Advertise: true, Workers: tokensWorkers}
+	limits := fmt.Sprintf("%s requests, %s input and %s output tokens a minute", thousands(advertisedTokens.Requests),
+		thousands(advertisedTokens.Input), thousands(advertisedTokens.Output))
+	add := func(name, title string, cfg Config, g Goal, algs []string) Case {
+		name = fmt.Sprintf("advertised/%s/%s", name, workersName(tokensWorkers))
+		sc := overload(name, advertisedOverload, 0, 0)
+		sc.Duration = advertisedDuration
+		return Case{Name: name, Family: FamilyAdvertised, Title: title + "; " + workersTitle(tokensWorkers), Scenario: sc,
+			Config: cfg, Goal: g, Groups: []int{tokensWorkers}, Algorithms: algs}
+	}
+	silent := cfg
+	silent.Advertise = false
+	return []Case{
+		add("tokens", fmt.Sprintf("%s, advertised: %s; %s bind", limits, cfg.Backend.Description, binding), cfg,
+			Goal{MaxWaste: tokensMaxWaste, Binding: binding, MinBindingUse: tokensMinUse, NoOtherRefusals: true}, AdvertisedAlgorithms),
+		add("tokens-silent", fmt.Sprintf("%s, not advertised, as the contrast: %s", limits, cfg.Backend.Description), silent,
+			Goal{MinWaste: contrastMinWaste}, []string{Pacer}),
+	}
 }
 
 // WindowUse returns the least share of a quota window's quota that a run

@@ -176,6 +176,11 @@ func TestBackendOracle(t *testing.T) {
 		sim.SteppedTokenBucket(time.Second, 100*ms, false), sim.FixedWindow(time.Second, true),
 		sim.FixedWindow(5*time.Second, false), sim.FixedWindow(time.Minute, true), sim.DriftingWindow(4*time.Second, time.Second, true),
 		sim.DriftingWindow(time.Second, 500*ms, false), sim.GCRA(1, true), sim.GCRA(4, false),
+		// Either token limit may bind first, as the draws go.
+		sim.TokenLimits(sim.TokenQuota{Window: 5 * time.Second, Requests: 40, Input: 600, Output: 150,
+			InputMedian: 10, InputSigma: 0.8, OutputMedian: 3, OutputSigma: 1}),
+		sim.TokenLimits(sim.TokenQuota{Window: time.Second, Requests: 4, Input: 60, Output: 20,
+			InputMedian: 10, InputSigma: 0.5, OutputMedian: 3, OutputSigma: 0.5, RetryAfter: true}),
 	}
 	for _, m := range models {
 		for _, rate := range []float64{3, 10, 100} {

@@ -49,6 +49,14 @@ type Goal struct {
 	FirstWindowEnd time.Duration
 	// MinWaste is the least waste: the goal of a contrast, as MinTimedOut.
 	MinWaste float64
+	// Binding names the limit that is to bind, of a backend with several
+	// (Result.Limits): MinBindingUse is the least share of it used in
+	// each of its windows but the run's first and those beginning in the
+	// warm-up, and NoOtherRefusals requires that no other limit refuse a
+	// request.
+	Binding         string
+	MinBindingUse   float64
+	NoOtherRefusals bool
 }
 
 // Check is the outcome of one goal on one run.
@@ -121,6 +129,7 @@ func (g Goal) Check(sc Scenario, r Result, oracle *Result) []Check {
 	if g.MinWaste > 0 {
 		cs = append(cs, Check{fmt.Sprintf("waste ≥ %s (the contrast)", percent(g.MinWaste)), percent(m.Waste), m.Waste >= g.MinWaste})
 	}
+	cs = append(cs, g.checkLimits(sc, r.Limits)...)
 	for _, i := range g.Recover {
 		rc := m.Recovery[i-1]
 		cs = append(cs, Check{
@@ -174,7 +183,56 @@ func (g Goal) String() string {
 	if g.MinWaste > 0 {
 		gs = append(gs, fmt.Sprintf("waste ≥ %s (the contrast)", percent(g.MinWaste)))
 	}
+	if g.MinBindingUse > 0 {
+		gs = append(gs, bindingGoal(g))
+	}
+	if g.NoOtherRefusals {
+		gs = append(gs, otherGoal(g))
+	}
 	return strings.Join(gs, ", ")
+}
+
+func bindingGoal(g Goal) string {
+	return fmt.Sprintf("%s ≥ %s used in each window", g.Binding, percent(g.MinBindingUse))
+}
+
+func otherGoal(g Goal) string { return fmt.Sprintf("no 429 by a limit other than %s", g.Binding) }
+
+// checkLimits checks the goals on the limits of a backend with several.
+func (g Goal) checkLimits(sc Scenario, ls []LimitUse) []Check {
+	var cs []Check
+	if g.MinBindingUse > 0 {
+		c := Check{Goal: bindingGoal(g), Got: "no such limit"}
+		for _, l := range ls {
+			if l.Name != g.Binding {
+				continue
+			}
+			c.Got = "no whole window"
+			if use, from, ok := l.leastUse(sc.WarmUp); ok {
+				c.Got, c.Met = fmt.Sprintf("%s (the window from %s)", percent(use), formatMinutes(from)), use >= g.MinBindingUse
+			}
+		}
+		cs = append(cs, c)
+	}
+	if g.NoOtherRefusals {
+		c := Check{Goal: otherGoal(g), Got: "no limits measured"}
+		if len(ls) > 0 {
+			var n int64
+			var by []string
+			for _, l := range ls {
+				if l.Name != g.Binding && l.Refused > 0 {
+					n += l.Refused
+					by = append(by, fmt.Sprintf("%d by %s", l.Refused, l.Name))
+				}
+			}
+			c.Got, c.Met = "0", n == 0
+			if n > 0 {
+				c.Got = strings.Join(by, ", ")
+			}
+		}
+		cs = append(cs, c)
+	}
+	return cs
 }
 
 // validate reports whether g fits scenario sc.
@@ -188,6 +246,9 @@ func (g Goal) validate(sc Scenario) error {
 		g.FirstWindowEnd > g.Window || g.FirstWindowEnd%time.Second != 0) {
 		return fmt.Errorf("sim: Scenario %s: Goal.Window %v and FirstWindowEnd %v must be whole seconds, the end within the window",
 			sc.Name, g.Window, g.FirstWindowEnd)
+	}
+	if (g.MinBindingUse > 0 || g.NoOtherRefusals) && g.Binding == "" {
+		return fmt.Errorf("sim: Scenario %s: Goal.MinBindingUse and NoOtherRefusals need Goal.Binding", sc.Name)
 	}
 	return nil
 }

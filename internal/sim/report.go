@@ -24,8 +24,10 @@ func families(cases []Case) []string {
 // WriteMarkdown writes one table per family of cases: a row per case,
 // algorithm and number of groups with utilisation, waste, client-rejected
 // share, fairness, queueing delays of successes, recovery after each change
-// and the goals (✓, or the goals missed with what the run got). results
-// must be ordered as Suite.Run orders them.
+// and the goals (✓, or the goals missed with what the run got), then, for
+// the runs against a backend with several limits (Result.Limits), each
+// limit's use per window and refusals. results must be ordered as
+// Suite.Run orders them.
 func WriteMarkdown(w io.Writer, cases []Case, results []Result) error {
 	var b strings.Builder
 	for _, f := range families(cases) {
@@ -89,6 +91,43 @@ func writeFamily(b *strings.Builder, f string, cases []Case, results []Result) {
 			}
 			fmt.Fprintf(b, " %s |\n", Misses(r.Checks))
 		}
+	}
+	b.WriteString("\n")
+	writeLimits(b, f, cases, results)
+}
+
+// writeLimits writes, for the runs of family f against a backend with
+// several limits, a row per limit: its use in each window and the
+// requests it refused. It writes nothing if there are none.
+func writeLimits(b *strings.Builder, f string, cases []Case, results []Result) {
+	var rows []string
+	for _, c := range cases {
+		if c.Family != f {
+			continue
+		}
+		for _, r := range results {
+			if r.Case != c.Name {
+				continue
+			}
+			for _, l := range r.Limits {
+				use := make([]string, len(l.Use))
+				for i, u := range l.Use {
+					use[i] = percent(u)
+				}
+				rows = append(rows, fmt.Sprintf("| %s | %s | %d | %s | %s | %d |\n", c.Name, r.Algorithm, r.Groups, l.Name,
+					strings.Join(use, ", "), l.Refused))
+			}
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("Backends with several limits: the share of each limit used in each of its windows, in order (over 100 % " +
+		"where the last requests of a window overdrew it), and the requests each limit refused (a request counted against the " +
+		"first limit that refused it).\n\n")
+	b.WriteString("| case | algorithm | G | limit | use per window | refused |\n|---|---|--:|---|---|--:|\n")
+	for _, row := range rows {
+		b.WriteString(row)
 	}
 	b.WriteString("\n")
 }

@@ -33,8 +33,9 @@
 // # Model
 //
 // The backend (Config.Backend: a token bucket, a fixed window or a GCRA
-// limiter, with or without Retry-After on its 429s, or a server that
-// queues instead of refusing) has the scenario's
+// limiter, with or without Retry-After on its 429s, a server that queues
+// instead of refusing, or limits on requests and tokens together) has the
+// scenario's
 // capacity, changing with its phases (a quota drop, an outage), and is
 // shared by all groups and by an optional competitor: a Poisson client at
 // Phase.Competitor × Config.Capacity that never throttles and never retries.
@@ -186,6 +187,9 @@ type Result struct {
 	Series    Series
 	Metrics   Metrics
 	Outcomes  Outcomes
+	// Limits is what the run took of each limit of a backend with several
+	// (TokenLimits), in the backend's order; nil for the others.
+	Limits []LimitUse
 	// Checks are the Case's goals against the run (set by Suite.Run).
 	Checks []Check
 }
@@ -359,6 +363,9 @@ func Run(sc Scenario, alg Algorithm, cfg Config) (Result, error) {
 		Series: r.series, Outcomes: r.out,
 	}
 	res.Metrics = measure(r, accepted)
+	if l, ok := r.backend.(limiter); ok {
+		res.Limits = l.limitUse(r.end)
+	}
 	return res, nil
 }
 
