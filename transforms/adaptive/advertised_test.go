@@ -72,6 +72,7 @@ func TestAdvertisedRateTarget(t *testing.T) {
 			if got := q.Rate(at(0)); got != 0 {
 				t.Fatalf("Rate before any answer: got %v, want 0", got)
 			}
+			q.tested = true // a bucket is a bucket (see TestAdvertisedRateWindowInBucketHeaders)
 			q.Observe(at(0), at(0), tc.q)
 			if got := q.Rate(at(0)); !near(got, tc.want) {
 				t.Errorf("Rate: got %v, want %v", got, tc.want)
@@ -211,6 +212,7 @@ func TestAdvertisedRateUsedUp(t *testing.T) {
 func TestAdvertisedRateBucketWithoutLimit(t *testing.T) {
 	// The bucket: 500, refilled at 10 a second.
 	q := newTestAdvertised(t, AdvertisedRateConfig{})
+	q.tested = true // a bucket is a bucket (see TestAdvertisedRateWindowInBucketHeaders)
 	q.Observe(at(0), at(0), Quota{Limit: -1, Remaining: 300, Reset: at(20 * time.Second), Refill: true})
 	q.Observe(at(time.Second), at(time.Second), Quota{Limit: -1, Remaining: 200, Reset: at(31 * time.Second), Refill: true})
 	got := q.Rate(at(time.Second))
@@ -340,6 +342,51 @@ func TestAdvertisedModelMixedDemand(t *testing.T) {
 				if got := f.accepted[i]; got < 0.95*want {
 					t.Errorf("worker %d, wanting half a fair share: got %v accepted, want at least %.0f", i, got, 0.95*want)
 				}
+			}
+		})
+	}
+}
+
+// TestAdvertisedRateWindowInBucketHeaders: a limit advertised as refilling
+// sets no ceiling until two answers sent at least 4 s apart tell a bucket
+// (its Reset moved later with the time) from a fixed window (its Reset
+// stayed put); a move in between tells nothing and the test starts again.
+func TestAdvertisedRateWindowInBucketHeaders(t *testing.T) {
+	const limit = 600
+	type answer struct {
+		sent, reset time.Duration
+		rem         int64
+	}
+	tests := []struct {
+		name     string
+		answers  []answer
+		tested   bool
+		windowed bool
+	}{
+		{"window", []answer{{time.Second, time.Minute, 590}, {5 * time.Second, time.Minute, 550}}, true, true},
+		{"window, resets in whole seconds", []answer{{time.Second, 59 * time.Second, 590}, {5 * time.Second, time.Minute, 550}}, true, true},
+		{"bucket", []answer{{time.Second, 2 * time.Second, 590}, {5 * time.Second, 7 * time.Second, 580}}, true, false},
+		{"too soon to tell", []answer{{time.Second, time.Minute, 590}, {4 * time.Second, time.Minute, 550}}, false, false},
+		{"refilled: start again", []answer{{time.Second, time.Minute, 590}, {5 * time.Second, time.Minute, 595}}, false, false},
+		{"full: tells nothing", []answer{{time.Second, time.Minute, 590}, {5 * time.Second, 5 * time.Second, limit}}, false, false},
+		{"moved by 2 s in 4 s: neither", []answer{{time.Second, time.Minute, 590}, {5 * time.Second, 62 * time.Second, 550},
+			{9 * time.Second, 62 * time.Second, 500}}, true, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			q := newTestAdvertised(t, AdvertisedRateConfig{})
+			for _, a := range tc.answers {
+				if got := q.Rate(at(a.sent)); got != 0 {
+					t.Fatalf("Rate before the test: got %v, want 0 (no ceiling)", got)
+				}
+				q.Observe(at(a.sent), at(a.sent), Quota{Limit: limit, Remaining: a.rem, Reset: at(a.reset), Refill: true})
+			}
+			if q.tested != tc.tested || q.windowed != tc.windowed {
+				t.Errorf("tested %v, windowed %v; want %v, %v", q.tested, q.windowed, tc.tested, tc.windowed)
+			}
+			last := tc.answers[len(tc.answers)-1]
+			if got := q.Rate(at(last.sent)); tc.tested && got == 0 {
+				t.Errorf("Rate after the test: got 0, want a ceiling")
 			}
 		})
 	}

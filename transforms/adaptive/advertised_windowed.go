@@ -3,12 +3,14 @@ package adaptive
 import "time"
 
 // How a limit advertised as refilling shows it is a fixed window (see
-// [AdvertisedRate]): its Reset stays within windowedSlack over answers
-// sent windowedGap apart. Resets sent in whole seconds are off by up to a
-// second each way alike; a bucket's moves by at least the gap.
+// [AdvertisedRate]): over answers sent at least windowedGap apart, its
+// Reset stays within windowedSlack, where a bucket's moves later by at
+// least the gap. Resets sent in whole seconds, corrected with a Date in
+// whole seconds, are each off by up to a second: a move between the two
+// verdicts' bounds tells nothing, and the test starts again.
 const (
-	windowedGap   = int64(3 * time.Second)
-	windowedSlack = int64(time.Second)
+	windowedGap   = int64(4 * time.Second)
+	windowedSlack = int64(1500 * time.Millisecond)
 )
 
 // inPlace reports whether a limit advertised as refilling is a fixed
@@ -30,7 +32,14 @@ func (q *AdvertisedRate) inPlace(s int64, rem float64, reset, limit int64) bool 
 	case s-q.anchorAt < windowedGap:
 		return false
 	}
-	q.tested = true
-	q.windowed = max(reset-q.anchorReset, q.anchorReset-reset) <= windowedSlack
+	moved := reset - q.anchorReset
+	switch {
+	case max(moved, -moved) <= windowedSlack:
+		q.tested, q.windowed = true, true
+	case moved >= s-q.anchorAt-windowedSlack:
+		q.tested = true
+	default: // neither: start again from here
+		q.anchorAt, q.anchorRem, q.anchorReset = s, rem, reset
+	}
 	return q.windowed
 }
