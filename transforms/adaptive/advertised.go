@@ -94,13 +94,16 @@ type Quota struct {
 //     that counts in windows). A bucket's Reset, when it is full again,
 //     moves later by at least the time between two answers unless it
 //     refilled (Remaining rose); a window's stays put. So two answers
-//     sent at least 4 s apart, neither full, Remaining not risen, tell
-//     them apart: a Reset within 1.5 s of the first makes it a fixed
+//     sent at least 3 s apart, neither full, Remaining not risen, tell
+//     them apart: a Reset within a second of the first makes it a fixed
 //     window from then on, one that moved by at least the time between
-//     less 1.5 s a bucket. Until then such a limit without Window sets no
-//     ceiling (Rate is 0): paced as a bucket, a window's first answers give a refill
-//     rate of a trickle, (Limit − Remaining) over the whole time to its
-//     end, and the test would wait for answers at that trickle.
+//     less a second a bucket; a move in between starts the test again.
+//     Until then the rate of such a limit without Window is at least one
+//     typical request per 3 s: paced as a bucket, a window's first
+//     answers give a refill rate of a trickle, (Limit − Remaining) over
+//     the whole time to its end, and the test would wait for answers at
+//     that trickle. (With no ceiling at all until the test, eight workers
+//     slow-starting into one window were refused.)
 //   - A client not using this code takes its part as consumption: the
 //     workers' shares shrink until everyone together meets the target.
 //
@@ -229,8 +232,8 @@ func (q *AdvertisedRate) Sent(now time.Time, cost float64) {
 // Rate returns this worker's ceiling at now, in cost units per second, or
 // 0 while nothing usable has been advertised (no ceiling).
 func (q *AdvertisedRate) Rate(now time.Time) float64 {
-	if !q.known || q.refill && !q.tested && !q.windowKnown {
-		return 0 // nothing known, or not yet whether it is a bucket
+	if !q.known {
+		return 0
 	}
 	n := unixNanos(now)
 	t := q.target
@@ -241,6 +244,9 @@ func (q *AdvertisedRate) Rate(now time.Time) float64 {
 		t = q.steady // the window is over, its quota back: spread it
 	}
 	if r := q.share * t; r > 0 {
+		if q.refill && !q.tested && !q.windowKnown { // until the test, at least one request per windowedGap
+			r = max(r, cmp.Or(q.unit, 1)*1e9/float64(windowedGap))
+		}
 		return min(r, maxRate)
 	}
 	from := q.lastSent

@@ -347,10 +347,11 @@ func TestAdvertisedModelMixedDemand(t *testing.T) {
 	}
 }
 
-// TestAdvertisedRateWindowInBucketHeaders: a limit advertised as refilling
-// sets no ceiling until two answers sent at least 4 s apart tell a bucket
-// (its Reset moved later with the time) from a fixed window (its Reset
-// stayed put); a move in between tells nothing and the test starts again.
+// TestAdvertisedRateWindowInBucketHeaders: two answers sent at least 3 s
+// apart tell a bucket (its Reset moved later with the time) from a fixed
+// window (its Reset stayed put); a move in between tells nothing and the
+// test starts again. Until the test the rate is at least one request per
+// 3 s.
 func TestAdvertisedRateWindowInBucketHeaders(t *testing.T) {
 	const limit = 600
 	type answer struct {
@@ -363,21 +364,21 @@ func TestAdvertisedRateWindowInBucketHeaders(t *testing.T) {
 		tested   bool
 		windowed bool
 	}{
-		{"window", []answer{{time.Second, time.Minute, 590}, {5 * time.Second, time.Minute, 550}}, true, true},
-		{"window, resets in whole seconds", []answer{{time.Second, 59 * time.Second, 590}, {5 * time.Second, time.Minute, 550}}, true, true},
-		{"bucket", []answer{{time.Second, 2 * time.Second, 590}, {5 * time.Second, 7 * time.Second, 580}}, true, false},
-		{"too soon to tell", []answer{{time.Second, time.Minute, 590}, {4 * time.Second, time.Minute, 550}}, false, false},
-		{"refilled: start again", []answer{{time.Second, time.Minute, 590}, {5 * time.Second, time.Minute, 595}}, false, false},
-		{"full: tells nothing", []answer{{time.Second, time.Minute, 590}, {5 * time.Second, 5 * time.Second, limit}}, false, false},
-		{"moved by 2 s in 4 s: neither", []answer{{time.Second, time.Minute, 590}, {5 * time.Second, 62 * time.Second, 550},
-			{9 * time.Second, 62 * time.Second, 500}}, true, true},
+		{"window", []answer{{time.Second, time.Minute, 590}, {4 * time.Second, time.Minute, 550}}, true, true},
+		{"window, resets in whole seconds", []answer{{time.Second, 59 * time.Second, 590}, {4 * time.Second, time.Minute, 550}}, true, true},
+		{"bucket", []answer{{time.Second, 2 * time.Second, 590}, {4 * time.Second, 5 * time.Second, 580}}, true, false},
+		{"too soon to tell", []answer{{time.Second, time.Minute, 590}, {3900 * time.Millisecond, time.Minute, 550}}, false, false},
+		{"refilled: start again", []answer{{time.Second, time.Minute, 590}, {4 * time.Second, time.Minute, 595}}, false, false},
+		{"full: tells nothing", []answer{{time.Second, time.Minute, 590}, {4 * time.Second, 4 * time.Second, limit}}, false, false},
+		{"moved by 1.5 s in 3 s: neither", []answer{{time.Second, time.Minute, 590}, {4 * time.Second, 61500 * time.Millisecond, 550},
+			{7 * time.Second, 61500 * time.Millisecond, 500}}, true, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			q := newTestAdvertised(t, AdvertisedRateConfig{})
-			for _, a := range tc.answers {
-				if got := q.Rate(at(a.sent)); got != 0 {
-					t.Fatalf("Rate before the test: got %v, want 0 (no ceiling)", got)
+			for i, a := range tc.answers {
+				if got := q.Rate(at(a.sent)); i > 0 && got < 1/3.0 {
+					t.Fatalf("Rate before the test: got %v, want at least a request per 3 s", got)
 				}
 				q.Observe(at(a.sent), at(a.sent), Quota{Limit: limit, Remaining: a.rem, Reset: at(a.reset), Refill: true})
 			}

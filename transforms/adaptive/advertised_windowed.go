@@ -5,12 +5,13 @@ import "time"
 // How a limit advertised as refilling shows it is a fixed window (see
 // [AdvertisedRate]): over answers sent at least windowedGap apart, its
 // Reset stays within windowedSlack, where a bucket's moves later by at
-// least the gap. Resets sent in whole seconds, corrected with a Date in
-// whole seconds, are each off by up to a second: a move between the two
+// least the gap. A window's Reset sent in whole seconds and corrected
+// with a Date in whole seconds is off by less than a second, the same
+// Reset each time, as the Date's fraction varies; a move between the two
 // verdicts' bounds tells nothing, and the test starts again.
 const (
-	windowedGap   = int64(4 * time.Second)
-	windowedSlack = int64(1500 * time.Millisecond)
+	windowedGap   = int64(3 * time.Second)
+	windowedSlack = int64(time.Second)
 )
 
 // inPlace reports whether a limit advertised as refilling is a fixed
