@@ -153,18 +153,20 @@ func (g *group) arrive(t time.Duration) {
 // coreConfig is the configuration of the core, as the transform would set
 // it from the run's Config.
 func (c *Config) coreConfig() firing.Config {
-	fc := firing.Config{
+	s := firing.Settings{
 		BatchInterval: c.BatchInterval, Wait: c.FiringWait, MinWait: MinWait, Tick: c.Tick, BatchSize: c.BatchSize,
-		CallsInFlight: c.CallsInFlight, SizeCalls: c.SizeCalls, MaxWait: c.MaxWait, Strategy: firing.Postpone,
-		FinalRejects: true, Detach: true,
+		CallsInFlight: c.CallsInFlight, MaxWait: c.MaxWait, Strategy: firing.Postpone, FinalRejects: true,
+	}
+	if c.SizeCalls {
+		s.CallsInFlight, s.MaxCalls, s.Paced = 0, c.CallsInFlight, true
 	}
 	if c.Firing == FiringStop {
-		fc.Wait = 0
+		s.Wait = -1
 	}
 	if c.FinalThrottled {
-		fc.Strategy = firing.Fail
+		s.Strategy = firing.Fail
 	}
-	return fc
+	return firing.NewConfig(s)
 }
 
 // startFiring begins a firing whose timer went off at t. The firing takes

@@ -10,7 +10,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
-	"github.com/beamthrottle/beamthrottle/internal/defaults"
 	"github.com/beamthrottle/beamthrottle/internal/firing"
 	"github.com/beamthrottle/beamthrottle/internal/interrupt"
 )
@@ -86,21 +85,12 @@ func (fr *driver) begin() *firing.Firing {
 // coreConfig is the configuration of the firings' core.
 func (f *throttleFn) coreConfig() firing.Config {
 	strategy := map[Strategy]firing.Strategy{Drop: firing.Drop, Retry: firing.Retry, Postpone: firing.Postpone}[f.Strategy]
-	calls, size := f.CallsInFlight, false
-	switch {
-	case calls > 0:
-	case f.Mode == ModePaced:
-		calls, size = defaults.MaxCallsInFlight, true
-	default: // the SRE throttle has no pace to size them by: one at a time, as it always had
-		calls = 1
-	}
-	return firing.Config{
-		BatchInterval: f.BatchInterval, Wait: f.BatchInterval, CallsInFlight: calls, Detach: true,
-		SizeCalls:    size,
+	return firing.NewConfig(firing.Settings{
+		BatchInterval: f.BatchInterval, CallsInFlight: f.CallsInFlight, Paced: f.Mode == ModePaced,
 		ItemsPerCall: f.ItemsPerCall, BytesPerCall: f.BytesPerCall, CostPerCall: f.CostPerCall,
 		MaxWait: f.MaxWait, MaxStall: f.MaxStall,
 		Strategy: strategy, MaxAttempts: f.MaxAttempts, MaxAge: f.MaxAge,
-	}
+	})
 }
 
 // run works through items, which begin's core has not seen yet, and then
