@@ -386,19 +386,3 @@ func (q *AdvertisedRate) targetOf(s int64, rem float64, reset int64) (float64, b
 	}
 	return 0, false
 }
-
-// allowed returns the target in force from the last observation (or the
-// measurement's start) to s, integrated: a window's steady target after
-// its Reset.
-func (q *AdvertisedRate) allowed(s int64) float64 {
-	from := max(q.last, q.refAt)
-	if s <= from {
-		return 0
-	}
-	if !q.refill && q.reset != 0 && s > q.reset {
-		before := float64(max(q.reset-from, 0))
-		after := float64(s - max(from, q.reset))
-		return (q.target*before + q.steady*after) / 1e9
-	}
-	return q.target * float64(s-from) / 1e9
-}

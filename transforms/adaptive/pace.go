@@ -50,13 +50,11 @@ import (
 //   - Idle time does not raise the rate: the curve advances only while
 //     requests wait for their slot.
 //   - Advertised quotas: the limits an answer advertises (Answer.Quota),
-//     on requests or on tokens, each feed an [AdvertisedRate], and the
-//     rate is never above the lowest of theirs, so a quota the API tells
-//     is not learnt from refusals. A limit counts each request at what
-//     requests have used of it on average (Quota.Used, 1 for requests):
-//     a request's tokens are estimated before it is sent, from the
-//     answers before it, and the estimate corrected by its own answer.
-//     They are not part of the saved state (MarshalBinary):
+//     on requests or tokens, each feed an [AdvertisedRate]; the rate is
+//     never above the lowest of theirs, a request counted at what
+//     requests took of the limit on average (Quota.Used, 1 for requests),
+//     so a quota the API tells is not learnt from refusals. They are not
+//     part of the saved state (MarshalBinary):
 //     a restored Pacer learns them again from the next answers.
 //   - Slow APIs: the Pacer measures the answers' latency (an average over
 //     recent answers). Slow start doubles the rate once per latency when
