@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
@@ -64,33 +65,25 @@ func writeFamily(b *strings.Builder, f string, cases []Case, results []Result) {
 		b.WriteString("---|")
 	}
 	b.WriteString("---|\n")
-	for _, c := range cases {
-		if c.Family != f {
-			continue
+	for c, r := range familyRuns(f, cases, results) {
+		m := r.Metrics
+		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s |", c.Name, r.Algorithm, r.Groups,
+			percent(m.Utilisation), percent(m.Waste), percent(m.ClientRejectedShare), fairnessText(m.Fairness),
+			delayText(m.DelayP50), delayText(m.DelayP99))
+		if slow {
+			fmt.Fprintf(b, " %d | %s | %s |", m.TimedOut, delayText(m.AnswerP99), drainText(m))
 		}
-		for _, r := range results {
-			if r.Case != c.Name {
-				continue
+		if recoveries {
+			var rs []string
+			for i, rc := range m.Recovery {
+				rs = append(rs, fmt.Sprintf("%s: %s", formatMinutes(c.Scenario.Phases[i+1].At), recoveryText(rc)))
 			}
-			m := r.Metrics
-			fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s |", c.Name, r.Algorithm, r.Groups,
-				percent(m.Utilisation), percent(m.Waste), percent(m.ClientRejectedShare), fairnessText(m.Fairness),
-				delayText(m.DelayP50), delayText(m.DelayP99))
-			if slow {
-				fmt.Fprintf(b, " %d | %s | %s |", m.TimedOut, delayText(m.AnswerP99), drainText(m))
+			if len(rs) == 0 {
+				rs = []string{"–"}
 			}
-			if recoveries {
-				var rs []string
-				for i, rc := range m.Recovery {
-					rs = append(rs, fmt.Sprintf("%s: %s", formatMinutes(c.Scenario.Phases[i+1].At), recoveryText(rc)))
-				}
-				if len(rs) == 0 {
-					rs = []string{"–"}
-				}
-				fmt.Fprintf(b, " %s |", strings.Join(rs, ", "))
-			}
-			fmt.Fprintf(b, " %s |\n", Misses(r.Checks))
+			fmt.Fprintf(b, " %s |", strings.Join(rs, ", "))
 		}
+		fmt.Fprintf(b, " %s |\n", Misses(r.Checks))
 	}
 	b.WriteString("\n")
 	writeLimits(b, f, cases, results)
@@ -101,22 +94,14 @@ func writeFamily(b *strings.Builder, f string, cases []Case, results []Result) {
 // requests it refused. It writes nothing if there are none.
 func writeLimits(b *strings.Builder, f string, cases []Case, results []Result) {
 	var rows []string
-	for _, c := range cases {
-		if c.Family != f {
-			continue
-		}
-		for _, r := range results {
-			if r.Case != c.Name {
-				continue
+	for c, r := range familyRuns(f, cases, results) {
+		for _, l := range r.Limits {
+			use := make([]string, len(l.Use))
+			for i, u := range l.Use {
+				use[i] = percent(u)
 			}
-			for _, l := range r.Limits {
-				use := make([]string, len(l.Use))
-				for i, u := range l.Use {
-					use[i] = percent(u)
-				}
-				rows = append(rows, fmt.Sprintf("| %s | %s | %d | %s | %s | %d |\n", c.Name, r.Algorithm, r.Groups, l.Name,
-					strings.Join(use, ", "), l.Refused))
-			}
+			rows = append(rows, fmt.Sprintf("| %s | %s | %d | %s | %s | %d |\n", c.Name, r.Algorithm, r.Groups, l.Name,
+				strings.Join(use, ", "), l.Refused))
 		}
 	}
 	if len(rows) == 0 {
@@ -130,6 +115,23 @@ func writeLimits(b *strings.Builder, f string, cases []Case, results []Result) {
 		b.WriteString(row)
 	}
 	b.WriteString("\n")
+}
+
+// familyRuns yields the runs of the cases of family f, case by case in
+// the order of cases, each case's runs in the order of results.
+func familyRuns(f string, cases []Case, results []Result) iter.Seq2[Case, Result] {
+	return func(yield func(Case, Result) bool) {
+		for _, c := range cases {
+			if c.Family != f {
+				continue
+			}
+			for _, r := range results {
+				if r.Case == c.Name && !yield(c, r) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // setup describes a case's configuration in a few words.
