@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/beamthrottle/beamthrottle/internal/firing"
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
@@ -101,7 +102,7 @@ func PacerAlgorithm() Algorithm {
 		Description: "adaptive.Pacer as the transform's paced mode builds it: one per worker, shared by its groups; postpones, never rejects",
 		Shared:      true,
 		New: func(Env) adaptive.Policy {
-			return adaptive.NewShared(newPacer(1))
+			return mustPolicy(firing.PolicySettings{Paced: true, Shared: true})
 		},
 	}
 }
@@ -114,16 +115,17 @@ func PacerPerGroupAlgorithm() Algorithm {
 		Name:        PacerPerGroup,
 		Description: "adaptive.Pacer, one per group (the transform's group scope, PacerConfig{Groups: G}), as groups on separate workers pace",
 		New: func(e Env) adaptive.Policy {
-			return newPacer(e.Groups)
+			return mustPolicy(firing.PolicySettings{Paced: true, Groups: e.Groups})
 		},
 	}
 }
 
-// newPacer returns a Pacer for groups pacers sharing a backend.
-func newPacer(groups int) *adaptive.Pacer {
-	p, err := adaptive.NewPacer(adaptive.PacerConfig{Groups: groups})
+// mustPolicy returns the transform's policy for s (firing.NewPolicy),
+// which the standard algorithms' settings make valid.
+func mustPolicy(s firing.PolicySettings) adaptive.Policy {
+	p, err := firing.NewPolicy(s)
 	if err != nil {
-		panic(fmt.Sprintf("sim: %v", err)) // Groups ≥ 1 is valid
+		panic(fmt.Sprintf("sim: %v", err))
 	}
 	return p
 }
@@ -133,18 +135,14 @@ func newPacer(groups int) *adaptive.Pacer {
 // per-element model: it sends or rejects, never postpones. It panics if
 // cfg is invalid.
 func AdaptiveAlgorithm(name, description string, cfg adaptive.SREConfig) Algorithm {
-	if _, err := adaptive.NewSRE(cfg, nil, 0); err != nil {
+	if _, err := firing.NewPolicy(firing.PolicySettings{SRE: cfg}); err != nil {
 		panic(fmt.Sprintf("sim.AdaptiveAlgorithm: %v", err))
 	}
 	return Algorithm{
 		Name:        name,
 		Description: description,
 		New: func(e Env) adaptive.Policy {
-			p, err := adaptive.NewSRE(cfg, e.Rand, 0)
-			if err != nil {
-				panic(err) // checked above
-			}
-			return p
+			return mustPolicy(firing.PolicySettings{SRE: cfg, Rand: e.Rand})
 		},
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
+	"github.com/beamthrottle/beamthrottle/internal/firing"
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/cache"
 )
@@ -122,7 +123,7 @@ func (f *throttleFn) Setup(ctx context.Context) error {
 			return err
 		}
 		f.shared = true
-	} else if f.policy, err = f.newPolicy(f.rng.Float64, max(f.Groups, 1)); err != nil {
+	} else if f.policy, err = firing.NewPolicy(f.policySettings(f.rng.Float64, max(f.Groups, 1))); err != nil {
 		return err
 	}
 	if f.Quota.enabled() {
@@ -159,19 +160,19 @@ func (f *throttleFn) Setup(ctx context.Context) error {
 	return nil
 }
 
-// newPolicy makes a policy for the mode: the pacer (for groups pacers
-// sharing the backend), or the SRE throttle drawing from rnd (which
-// postpones by a batch interval under the Postpone strategy instead of
-// rejecting).
-func (f *throttleFn) newPolicy(rnd func() float64, groups int) (adaptive.Policy, error) {
-	if f.Mode == ModePaced {
-		return adaptive.NewPacer(adaptive.PacerConfig{Groups: groups, Rate: f.Quota.knownRate() * slotRateMargin})
+// policySettings are the settings of a policy for the mode: the pacer
+// (for groups pacers sharing the backend), or the SRE throttle drawing
+// from rnd (which postpones by a batch interval under the Postpone
+// strategy instead of rejecting).
+func (f *throttleFn) policySettings(rnd func() float64, groups int) firing.PolicySettings {
+	s := firing.PolicySettings{Paced: f.Mode == ModePaced, Groups: groups, SRE: f.Adaptive, Rand: rnd}
+	if s.Paced {
+		s.Rate = f.Quota.knownRate() * slotRateMargin
 	}
-	var postpone time.Duration
 	if f.Strategy == Postpone {
-		postpone = f.BatchInterval
+		s.Postpone = f.BatchInterval
 	}
-	return adaptive.NewSRE(f.Adaptive, rnd, postpone)
+	return s
 }
 
 // newWorkerPolicy makes the worker's policy (ScopeWorker): one pacer for
@@ -182,11 +183,9 @@ func (f *throttleFn) newWorkerPolicy() (adaptive.Policy, error) {
 	if f.HasSeed {
 		seed = f.Seed
 	}
-	p, err := f.newPolicy(rand.New(rand.NewPCG(seed, 0x5ca1ab1e)).Float64, 1)
-	if err != nil {
-		return nil, err
-	}
-	return adaptive.NewShared(p), nil
+	s := f.policySettings(rand.New(rand.NewPCG(seed, 0x5ca1ab1e)).Float64, 1)
+	s.Shared = true
+	return firing.NewPolicy(s)
 }
 
 func (f *throttleFn) Teardown(ctx context.Context) error {
