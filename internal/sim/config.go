@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/beamthrottle/beamthrottle/internal/defaults"
+	"github.com/beamthrottle/beamthrottle/internal/firing"
 )
 
 // Config sets up the simulated system. The zero value means the documented
@@ -85,6 +86,27 @@ type Config struct {
 	// ClientThrottled if the backend never rejected them and to
 	// ServerThrottled if it did. Zero means no bound.
 	MaxWait time.Duration
+	// ItemsPerCall bounds the elements of one call, as the transform's
+	// WithItemsPerCall: a firing packs up to ItemsPerCall elements, in
+	// queue order, into each call it decides on (firing.Config), and the
+	// backend serves each of them as one request (a Take each). Zero or 1
+	// means one element per call.
+	ItemsPerCall int
+	// CostOf, if set, gives each element its cost in cost units, by when
+	// it arrived (firing.Elem.Cost, as the transform's WithCost sets it):
+	// what a call is charged against the policy's pace and the quota, a
+	// call of several elements the sum of theirs. The backend still serves
+	// each element as one request. Nil means a cost of 1 each.
+	CostOf func(arrived time.Duration) int
+	// Quota, if set, returns the shared quota a firing of group asks for
+	// permits before each call (firing.Env.Quota), as the transform's
+	// firings ask their worker's permit pool: it is called at the start of
+	// every firing, so it returns the same quota for the groups that
+	// share one. Nil, or a nil Quota, means none. A slot of a quota of
+	// time slots that a firing claimed and did not use (firing.Firing.Held) stays
+	// claimed: firing.Quota cannot give it back, as the transform's permit
+	// pool does when the firing ends.
+	Quota func(group int) firing.Quota
 	// MaxBuffered bounds a group's backlog (its elements not yet final,
 	// including those in flight): an element arriving at a group holding
 	// MaxBuffered is client-rejected at once. Zero means no bound.
@@ -228,6 +250,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("sim: BatchSize must be at least 1, got %d", c.BatchSize)
 	case c.CallsInFlight < 1:
 		return fmt.Errorf("sim: CallsInFlight must be at least 1, got %d", c.CallsInFlight)
+	case c.ItemsPerCall < 0:
+		return fmt.Errorf("sim: ItemsPerCall must not be negative, got %d", c.ItemsPerCall)
 	case c.MaxBuffered < 0:
 		return fmt.Errorf("sim: MaxBuffered must not be negative, got %d", c.MaxBuffered)
 	case c.Firing != FiringInterval && c.Firing != FiringStop:

@@ -155,7 +155,8 @@ func (g *group) arrive(t time.Duration) {
 func (c *Config) coreConfig() firing.Config {
 	s := firing.Settings{
 		BatchInterval: c.BatchInterval, Wait: c.FiringWait, MinWait: MinWait, Tick: c.Tick, BatchSize: c.BatchSize,
-		CallsInFlight: c.CallsInFlight, MaxWait: c.MaxWait, Strategy: firing.Postpone, FinalRejects: true,
+		CallsInFlight: c.CallsInFlight, ItemsPerCall: c.ItemsPerCall, MaxWait: c.MaxWait, Strategy: firing.Postpone,
+		FinalRejects: true,
 	}
 	if c.SizeCalls {
 		s.CallsInFlight, s.MaxCalls, s.Paced = 0, c.CallsInFlight, true
@@ -180,6 +181,9 @@ func (g *group) startFiring(t time.Duration) {
 		g.core = new(firing.Firing)
 	}
 	env := firing.Env{Policy: checked{g.pol, &g.err}}
+	if r.cfg.Quota != nil {
+		env.Quota = r.cfg.Quota(g.id)
+	}
 	if g.board != nil { // as the transform's firing begins
 		env.Latency, env.Room = g.board.latency, g.board.room(len(g.flight)-g.posted)
 	}
@@ -203,26 +207,31 @@ func (g *group) startFiring(t time.Duration) {
 }
 
 // take adds to the firing, at t, elements eligible at its timer from the
-// head of the queue until one is live (an element that ran out of waiting
-// is routed by the core and not counted), or tells it there are none.
-func (g *group) take(t time.Duration) {
-	at := g.r.start.Add(g.fireAt)
-	now := g.r.start.Add(t)
+// head of the queue until n are live (an element that ran out of waiting
+// is routed by the core and not counted), or tells it there are no more.
+func (g *group) take(t time.Duration, n int) {
+	r := g.r
+	at, now := r.start.Add(g.fireAt), r.start.Add(t)
+	live := 0
 	for ; g.hi < len(g.held); g.hi++ {
 		q := &g.held[g.hi]
 		if q.e.NotBefore.After(at) {
 			continue
 		}
 		q.taken = true
-		if g.add(now, *q) == 1 {
+		if live += g.add(now, *q); live == n {
 			g.hi++
 			return
 		}
 	}
 	for g.head < len(g.fresh) && g.fresh[g.head] <= g.fireAt {
-		q := queued{arrived: g.fresh[g.head], e: firing.Elem{Since: g.r.start.Add(g.fresh[g.head])}}
+		arrived := g.fresh[g.head]
+		q := queued{arrived: arrived, e: firing.Elem{Since: r.start.Add(arrived)}}
+		if r.cfg.CostOf != nil {
+			q.e.Cost = r.cfg.CostOf(arrived)
+		}
 		g.head++
-		if g.add(now, q) == 1 {
+		if live += g.add(now, q); live == n {
 			return
 		}
 	}
@@ -253,7 +262,10 @@ func (g *group) drive(t time.Duration) error {
 		case firing.Route:
 			g.route(t, s)
 		case firing.Take:
-			g.take(t)
+			// One element, or a call's worth when calls take several: the
+			// core packs a call from the elements it holds, and the
+			// transform's firing holds its whole batch.
+			g.take(t, min(s.N, max(r.cfg.ItemsPerCall, 1)))
 		case firing.Wait:
 			if s.Postponed {
 				r.series.Postponed[r.second(t)]++

@@ -2,7 +2,6 @@ package throttle
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"slices"
 	"strconv"
@@ -12,172 +11,219 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/beamthrottle/beamthrottle/clientcall"
+	"github.com/beamthrottle/beamthrottle/internal/firing"
 	"github.com/beamthrottle/beamthrottle/internal/sim"
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
-// conformPolicy decides from a script by the decision's number, and logs
-// each decision; a Postpone is to after (from now).
-type conformPolicy struct {
-	mu     sync.Mutex
-	script []adaptive.Verdict
-	after  time.Duration
-	n      int // decisions made
-	log    *[]string
-}
-
-func (p *conformPolicy) Decide(now time.Time, inFlight, cost int) adaptive.Decision {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	v := adaptive.Send
-	if p.n < len(p.script) {
-		v = p.script[p.n]
-	}
-	p.n++
-	*p.log = append(*p.log, fmt.Sprintf("decide %d in flight: %s", inFlight, verdictName[v]))
-	d := adaptive.Decision{Verdict: v}
-	if v == adaptive.Postpone {
-		d.RetryAt = now.Add(p.after)
-	}
-	return d
-}
-
-func (p *conformPolicy) Record(time.Time, adaptive.Answer) {}
-func (p *conformPolicy) Budget(time.Time, time.Time) int   { return -1 }
-func (p *conformPolicy) MarshalBinary() ([]byte, error)    { return nil, nil }
-func (p *conformPolicy) UnmarshalBinary([]byte) error      { return nil }
-func (p *conformPolicy) logRoute(elem int, outcome string) {
-	*p.log = append(*p.log, fmt.Sprintf("route %d: %s", elem, outcome))
-}
-
-var verdictName = map[adaptive.Verdict]string{adaptive.Send: "send", adaptive.Postpone: "postpone", adaptive.Reject: "reject"}
-
-// conformCaller answers its calls in turn from a script (true: accepted,
-// false: 429), then accepts; it echoes the payload.
-type conformCaller struct {
-	mu      *sync.Mutex
-	answers *[]bool
-}
-
-func (c conformCaller) Call(_ context.Context, req []byte) ([]byte, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ok := true
-	if len(*c.answers) > 0 {
-		ok, *c.answers = (*c.answers)[0], (*c.answers)[1:]
-	}
-	if !ok {
-		return nil, &clientcall.StatusError{StatusCode: 429}
-	}
-	return req, nil
-}
-
-// conformBackend is conformCaller as the simulator's backend.
-type conformBackend struct{ answers []bool }
-
-func (b *conformBackend) Take(time.Duration) (bool, time.Duration) {
-	if len(b.answers) == 0 {
-		return true, 0
-	}
-	ok := b.answers[0]
-	b.answers = b.answers[1:]
-	return ok, 0
-}
-
-func (b *conformBackend) NextAvailable(at time.Duration) time.Duration { return at }
-
-// TestConformance runs one scripted policy and one script of answers
-// through the DoFn's driver and through the simulator's, one firing of
-// one group with one call in flight (with more, the order in which real
-// answers come back is not the script's), and checks that both decide and route the same way, in the
-// same order, and as expected: both drive the same firing core.
+// TestConformance runs one scripted policy, one script of answers and, in
+// some cases, one scripted shared quota through the DoFn's driver (real
+// calls in goroutines, on the wall clock) and through the simulator's (on
+// its virtual clock), in one firing of one group, and checks that both
+// decide, ask the quota and route the same way, in the same order, and as
+// expected: both drive the same firing core. The cases cover the policy's
+// three verdicts (a Postpone within the firing and beyond it), 429s under
+// Route and under Postpone, MaxWait (elements expired at the firing, during
+// a postponement, and one a postponement strands), batching (ItemsPerCall),
+// two calls in flight answered out of order, elements' costs, and a quota
+// that grants, defers within the firing, and beyond it. Where the drivers
+// differ, because the simulator's firing takes its elements from the queue
+// as it decides and the DoFn's holds its whole batch, a case checks what
+// agrees (see the stranded element and conformQuota).
+//
+// The elements arrive before the firing at times of the case's, the same
+// for both drivers, so that their waits are the same. Where the DoFn's
+// firing waits on the wall clock, the outcome does not depend on how late
+// it wakes up. Answers out of order are forced on each side: on the DoFn's
+// by calls that return only once another element was routed (holds), on
+// the simulator's by the backend's longer waits (waits).
 func TestConformance(t *testing.T) {
 	send, post, rej := adaptive.Send, adaptive.Postpone, adaptive.Reject
-	const n = 5
+	late := []time.Duration{0, time.Millisecond, 900 * time.Millisecond, 901 * time.Millisecond, 902 * time.Millisecond}
 	for _, c := range []struct {
 		name     string
+		n        int // elements; 0 means 5
 		script   []adaptive.Verdict
 		after    time.Duration // of a Postpone
-		answers  []bool
+		answers  []bool        // the API's to each element sent, in order (true: accepted, false: 429), then accepted
 		inFlight int
-		postpone bool // the Postpone strategy (else Route)
+		postpone bool            // the Postpone strategy (else Route)
+		arrivals []time.Duration // of the elements, before the firing at 1 s; nil: a millisecond apart from 0
+		maxWait  time.Duration
+		perCall  int             // ItemsPerCall
+		costs    []int           // of the elements; nil: 1 each
+		permits  []conformPermit // a shared quota's answers, then grants; nil: no quota
+		holds    map[int]int     // the DoFn's: the call of element e returns once element holds[e] was routed
+		waits    []time.Duration // the simulator's: the extra latency of each element sent, in order
 		want     []string
 	}{
 		{
 			name: "send, reject, 429, postpone within the firing", script: []adaptive.Verdict{send, rej, send, post, send, send},
 			after: 20 * time.Millisecond, answers: []bool{true, false}, inFlight: 1,
 			want: []string{
-				"decide 0 in flight: send", "route 0: success",
-				"decide 0 in flight: reject", "route 1: client-rejected",
-				"decide 0 in flight: send", "route 2: server-throttled",
-				"decide 0 in flight: postpone",
-				"decide 0 in flight: send", "route 3: success",
-				"decide 0 in flight: send", "route 4: success",
+				"decide 0 in flight cost 1: send", "route 0: success",
+				"decide 0 in flight cost 1: reject", "route 1: client-rejected",
+				"decide 0 in flight cost 1: send", "route 2: server-throttled",
+				"decide 0 in flight cost 1: postpone",
+				"decide 0 in flight cost 1: send", "route 3: success",
+				"decide 0 in flight cost 1: send", "route 4: success",
 			},
 		},
 		{
 			name: "postpone beyond the firing leaves the rest queued", script: []adaptive.Verdict{send, send, post},
 			after: time.Hour, answers: []bool{true, true}, inFlight: 1,
 			want: []string{
-				"decide 0 in flight: send", "route 0: success",
-				"decide 0 in flight: send", "route 1: success",
-				"decide 0 in flight: postpone",
+				"decide 0 in flight cost 1: send", "route 0: success",
+				"decide 0 in flight cost 1: send", "route 1: success",
+				"decide 0 in flight cost 1: postpone",
 			},
 		},
 		{
 			name: "a 429 goes back under Postpone", script: []adaptive.Verdict{send, send, send},
 			answers: []bool{true, false, true}, inFlight: 1, postpone: true,
 			want: []string{
-				"decide 0 in flight: send", "route 0: success",
-				"decide 0 in flight: send", // 429: requeued
-				"decide 0 in flight: send", "route 2: success",
-				"decide 0 in flight: send", "route 3: success",
-				"decide 0 in flight: send", "route 4: success",
+				"decide 0 in flight cost 1: send", "route 0: success",
+				"decide 0 in flight cost 1: send", // 429: requeued
+				"decide 0 in flight cost 1: send", "route 2: success",
+				"decide 0 in flight cost 1: send", "route 3: success",
+				"decide 0 in flight cost 1: send", "route 4: success",
+			},
+		},
+		{
+			// 0 and 1 waited 1 s at the firing, 2 to 4 100 ms: they run
+			// out 400 ms into it, while the firing waits 450 ms.
+			name: "max wait: routed at the firing and during a postponement", script: []adaptive.Verdict{send, post},
+			after: 450 * time.Millisecond, inFlight: 1, arrivals: late, maxWait: 500 * time.Millisecond,
+			want: []string{
+				"route 0: client-rejected", "route 1: client-rejected",
+				"decide 0 in flight cost 1: send", "route 2: success",
+				"decide 0 in flight cost 1: postpone",
+				"route 3: client-rejected", "route 4: client-rejected",
+			},
+		},
+		{
+			// The element postponed is routed at once: it could not be sent
+			// before its wait runs out. Only it: the DoFn's firing routes
+			// the elements behind it too, the simulator's has not taken
+			// them and routes them once they ran out, at a later firing.
+			name: "max wait: a postponement past it routes the element at once", n: 2, script: []adaptive.Verdict{send, post},
+			after: time.Hour, inFlight: 1, maxWait: 2 * time.Second,
+			want: []string{
+				"decide 0 in flight cost 1: send", "route 0: success",
+				"decide 0 in flight cost 1: postpone", "route 1: client-rejected",
+			},
+		},
+		{
+			name: "batching: two elements a call, a 429 in one, a call rejected", script: []adaptive.Verdict{send, rej, send},
+			answers: []bool{true, false}, inFlight: 1, perCall: 2, costs: []int{2, 3, 1, 1, 4},
+			want: []string{
+				"decide 0 in flight cost 5: send", "route 0: success", "route 1: server-throttled",
+				"decide 0 in flight cost 2: reject", "route 2: client-rejected", "route 3: client-rejected",
+				"decide 0 in flight cost 4: send", "route 4: success",
+			},
+		},
+		{
+			name: "two calls in flight answered out of order", n: 4, inFlight: 2,
+			holds: map[int]int{0: 1, 2: 0, 3: 2}, waits: []time.Duration{5 * time.Millisecond, 0, 10 * time.Millisecond, 10 * time.Millisecond},
+			want: []string{
+				"decide 0 in flight cost 1: send", "decide 1 in flight cost 1: send",
+				"route 1: success", "decide 1 in flight cost 1: send",
+				"route 0: success", "decide 1 in flight cost 1: send",
+				"route 2: success", "route 3: success",
+			},
+		},
+		{
+			name: "costs", script: []adaptive.Verdict{send, rej, send, send, send},
+			answers: []bool{true, false}, inFlight: 1, costs: []int{2, 3, 1, 4, 1},
+			want: []string{
+				"decide 0 in flight cost 2: send", "route 0: success",
+				"decide 0 in flight cost 3: reject", "route 1: client-rejected",
+				"decide 0 in flight cost 1: send", "route 2: server-throttled",
+				"decide 0 in flight cost 4: send", "route 3: success",
+				"decide 0 in flight cost 1: send", "route 4: success",
+			},
+		},
+		{
+			name: "a quota grants, defers within the firing, then beyond it", script: []adaptive.Verdict{send, rej, send},
+			inFlight: 1, costs: []int{1, 2, 3, 1, 1},
+			permits: []conformPermit{{ok: true}, {retry: 20 * time.Millisecond}, {ok: true}, {ok: true}, {retry: time.Hour}},
+			want: []string{
+				"permit cost 1: ok", "decide 0 in flight cost 1: send", "settle: sent", "route 0: success",
+				"permit cost 2: retry in 20ms",
+				"permit cost 2: ok", "decide 0 in flight cost 2: reject", "settle: returned", "route 1: client-rejected",
+				"permit cost 3: ok", "decide 0 in flight cost 3: send", "settle: sent", "route 2: success",
+				"permit cost 1: retry in 1h0m0s",
 			},
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			n := c.n
+			if n == 0 {
+				n = 5
+			}
+			arrivals := c.arrivals
+			if arrivals == nil {
+				for i := range n {
+					arrivals = append(arrivals, time.Duration(i)*time.Millisecond)
+				}
+			}
+			cost := func(elem int) int {
+				if c.costs == nil {
+					return 1
+				}
+				return c.costs[elem]
+			}
+			const interval = time.Second // the firing comes one after the first arrival, at 0
+
 			// The DoFn's driver, on the wall clock, with real calls.
-			var dofnLog []string
-			pol := &conformPolicy{script: c.script, after: c.after, log: &dofnLog}
+			dofnLog := newConformLog()
+			pol := &conformPolicy{script: c.script, after: c.after, log: dofnLog}
 			strategy := Route
 			if c.postpone {
 				strategy = Postpone
 			}
-			f := &throttleFn{settings: settings{Strategy: strategy, BatchSize: n, BatchInterval: time.Second, CallTimeout: time.Minute,
-				CallsInFlight: c.inFlight}}
+			f := &throttleFn{settings: settings{Strategy: strategy, BatchSize: n, BatchInterval: interval, CallTimeout: time.Minute,
+				CallsInFlight: c.inFlight, MaxWait: c.maxWait, ItemsPerCall: c.perCall}}
 			f.policy = pol
 			answers := slices.Clone(c.answers)
-			f.invoker = newInvoker(reflect.ValueOf(conformCaller{mu: new(sync.Mutex), answers: &answers}), bytesType, bytesType, false)
+			caller := conformCaller{mu: new(sync.Mutex), answers: &answers, holds: c.holds, log: dofnLog}
+			f.invoker = newInvoker(reflect.ValueOf(caller), bytesType, bytesType, f.batching())
 			outcome := func(name string) func(Record) {
-				return func(r Record) { elem, _ := strconv.Atoi(string(r.Input)); pol.logRoute(elem, name) }
+				return func(r Record) { elem, _ := strconv.Atoi(string(r.Input)); dofnLog.route(elem, name) }
 			}
 			fr := f.newFiring(context.Background(), "g", time.Now(), emitters{
-				ok: func(it *item, _ []byte) { elem, _ := strconv.Atoi(string(it.Payload)); pol.logRoute(elem, "success") },
+				ok: func(it *item, _ []byte) { elem, _ := strconv.Atoi(string(it.Payload)); dofnLog.route(elem, "success") },
 				ct: outcome("client-rejected"), st: outcome("server-throttled"), errs: outcome("error"),
 			})
+			if c.permits != nil {
+				fr.quota = &conformQuota{script: slices.Clone(c.permits), log: dofnLog}
+			}
 			its := make([]item, n)
 			for i := range its {
-				its[i] = item{Payload: []byte(strconv.Itoa(i)), Since: fr.fire.UnixNano()}
+				its[i] = item{Payload: []byte(strconv.Itoa(i)), Since: fr.fire.Add(arrivals[i] - interval).UnixNano(), Cost: int64(cost(i))}
 			}
 			fr.run(its)
 
 			// The simulator's driver, on its virtual clock: the same
-			// elements arrive a millisecond apart before the first firing.
-			var simLog []string
-			spol := &conformPolicy{script: c.script, after: c.after, log: &simLog}
-			cfg := sim.Config{
-				BatchSize: n, BatchInterval: time.Second, CallsInFlight: c.inFlight, Latency: time.Millisecond,
-				FinalThrottled: !c.postpone,
-				Backend: sim.BackendModel{Name: "script", New: func(sim.Capacity, uint64) sim.Backend {
-					return &conformBackend{answers: slices.Clone(c.answers)}
-				}},
-				OnFinal: func(arrived time.Duration, o string) { spol.logRoute(int(arrived/time.Millisecond), o) },
+			// elements arrive at the same times before the first firing.
+			simLog := newConformLog()
+			spol := &conformPolicy{script: c.script, after: c.after, log: simLog}
+			elemAt := map[time.Duration]int{}
+			for i, at := range arrivals {
+				elemAt[at] = i
 			}
-			var arrivals []time.Duration
-			for i := range n {
-				arrivals = append(arrivals, time.Duration(i)*time.Millisecond)
+			cfg := sim.Config{
+				BatchSize: n, BatchInterval: interval, CallsInFlight: c.inFlight, Latency: time.Millisecond,
+				FinalThrottled: !c.postpone, MaxWait: c.maxWait, ItemsPerCall: c.perCall,
+				CostOf: func(at time.Duration) int { return cost(elemAt[at]) },
+				Backend: sim.BackendModel{Name: "script", New: func(sim.Capacity, uint64) sim.Backend {
+					return &conformBackend{answers: slices.Clone(c.answers), waits: slices.Clone(c.waits)}
+				}},
+				OnFinal: func(at time.Duration, o string) { simLog.route(elemAt[at], o) },
+			}
+			if c.permits != nil {
+				q := &conformQuota{script: slices.Clone(c.permits), log: simLog}
+				cfg.Quota = func(int) firing.Quota { return q }
 			}
 			sc := sim.Scenario{Name: "conform", Duration: 2 * time.Second, Phases: []sim.Phase{{Capacity: 1}}, Arrivals: arrivals}
 			alg := sim.Algorithm{Name: "script", New: func(sim.Env) adaptive.Policy { return spol }}
@@ -185,11 +231,11 @@ func TestConformance(t *testing.T) {
 				t.Fatalf("sim.Run: %v", err)
 			}
 
-			if diff := cmp.Diff(dofnLog, simLog); diff != "" {
+			if diff := cmp.Diff(dofnLog.get(), simLog.get()); diff != "" {
 				t.Errorf("the DoFn's driver (-) and the simulator's (+) differ:\n%s", diff)
 			}
-			if diff := cmp.Diff(c.want, dofnLog); diff != "" {
-				t.Errorf("decisions and routes (-want +got):\n%s", diff)
+			if diff := cmp.Diff(c.want, dofnLog.get()); diff != "" {
+				t.Errorf("decisions, permits and routes (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -32,6 +32,7 @@ type driver struct {
 	wall  time.Time        // the wall clock when the firing began
 	clock func() time.Time // the wall clock: time.Now, fixed in tests
 	out   emitters
+	quota firing.Quota // if set, the shared quota in place of the permit pool's: in tests
 
 	t       tally
 	core    *firing.Firing  // the rule of the firing, made by begin
@@ -77,6 +78,9 @@ func (fr *driver) begin() *firing.Firing {
 		Room: f.board.room(fr.key)}
 	if f.pool != nil {
 		env.Quota = &poolQuota{pool: f.pool, ctx: fr.ctx, retry: f.BatchInterval}
+	}
+	if fr.quota != nil {
+		env.Quota = fr.quota
 	}
 	fr.core = firing.New(f.coreConfig(), env, fr.fire, fr.start())
 	return fr.core
