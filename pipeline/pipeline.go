@@ -7,7 +7,9 @@
 //
 // The binary in cmd/beamthrottle wires flags to Options; Build can also be
 // used from a user's own main with their own registered caller (see
-// RegisterCaller).
+// RegisterCaller). The package imports the quota backends redis and envoy
+// (transforms/throttle/quota/redisquota, envoyquota), so --quota_backend
+// offers them.
 package pipeline
 
 import (
@@ -23,6 +25,11 @@ import (
 	"github.com/beamthrottle/beamthrottle/internal/defaults"
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle"
+
+	// The quota backends --quota_backend offers besides local: each
+	// registers itself with package quota.
+	_ "github.com/beamthrottle/beamthrottle/transforms/throttle/quota/envoyquota"
+	_ "github.com/beamthrottle/beamthrottle/transforms/throttle/quota/redisquota"
 )
 
 // Options configure the pipeline. Start from those RegisterFlags fills,

@@ -29,6 +29,12 @@ import (
 	"github.com/beamthrottle/beamthrottle/internal/report"
 	"github.com/beamthrottle/beamthrottle/internal/runners"
 	"github.com/beamthrottle/beamthrottle/pipeline"
+
+	// The quota backends of --quota_backend (package pipeline imports them
+	// too): the binary, the Flex Template's, runs on the workers, where
+	// each backend must be registered to be opened.
+	_ "github.com/beamthrottle/beamthrottle/transforms/throttle/quota/envoyquota"
+	_ "github.com/beamthrottle/beamthrottle/transforms/throttle/quota/redisquota"
 )
 
 func main() {

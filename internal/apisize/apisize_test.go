@@ -18,6 +18,9 @@ func TestBudgets(t *testing.T) {
 	}{
 		{"transforms/adaptive", 50},
 		{"transforms/throttle", 60},
+		{"transforms/throttle/quota", 45},
+		{"transforms/throttle/quota/redisquota", 20},
+		{"transforms/throttle/quota/envoyquota", 15},
 		{"pipeline", 60},
 	} {
 		names, err := Names(filepath.Join("..", "..", c.dir))

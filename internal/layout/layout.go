@@ -1,6 +1,9 @@
 // Package layout names the two kinds of package in this module, for its
 // test, which holds the direction between them: product code never imports
-// a harness, directly or through another package.
+// a harness, directly or through another package. Its tests also hold
+// transforms/throttle apart from the clients of its quota's backends
+// (Redis, Envoy's rate-limit service), which a program links only by
+// importing a backend's package.
 //
 // The product is what a user builds on or runs: the public packages, their
 // private helpers under internal/, and the Flex Template. The harnesses

@@ -23,20 +23,9 @@ type pkg struct {
 // as go list -json ./... describes them.
 func listModule(t *testing.T) (module string, pkgs map[string]pkg) {
 	t.Helper()
-	run := func(args ...string) []byte {
-		cmd := exec.Command("go", args...)
-		cmd.Dir = "../.."
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
-		}
-		return out
-	}
-	module = strings.TrimSpace(string(run("list", "-m")))
+	module = strings.TrimSpace(string(goCmd(t, "list", "-m")))
 	pkgs = map[string]pkg{}
-	dec := json.NewDecoder(bytes.NewReader(run("list", "-json", "./...")))
+	dec := json.NewDecoder(bytes.NewReader(goCmd(t, "list", "-json", "./...")))
 	for {
 		var p pkg
 		err := dec.Decode(&p)
@@ -56,6 +45,21 @@ func listModule(t *testing.T) (module string, pkgs map[string]pkg) {
 		t.Fatal("go list ./... listed no packages")
 	}
 	return module, pkgs
+}
+
+// goCmd runs the go command with args at the module's root and returns
+// its output.
+func goCmd(t *testing.T, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command("go", args...)
+	cmd.Dir = "../.."
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
+	}
+	return out
 }
 
 // within returns path relative to module, if it is in it.

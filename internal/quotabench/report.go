@@ -402,7 +402,7 @@ func writeReading(b *strings.Builder) {
 		"which costs rejections. The 1 %% waste target is the shared quota's alone; it is shown here for comparison.\n")
 	p("- Envoy's service counts in fixed windows aligned on the clock (here a second), answers each descriptor all " +
 		"or nothing, and counts refused hits too. A firing therefore asks for its batch in chunks, one copy of the " +
-		"descriptor each, in one request, and is granted the chunks that fit (see sharedquota.Envoy); it asks for no " +
+		"descriptor each, in one request, and is granted the chunks that fit (see envoyquota.Quota); it asks for no " +
 		"more than it can send before the window ends, and what it has left then lapses. A process refused waits " +
 		"for the next window, which starts on the service's second.\n")
 	p("- Fail open: while the service is down each process sends limited by its adaptive throttle alone. Fail closed: " +

@@ -131,7 +131,7 @@ var Scenarios = []Scenario{
 	{Name: "redis", Title: "shared quota, Redis GCRA", Backend: "redis"},
 	{Name: "envoy", Title: "shared quota, Envoy's rate-limit service", Backend: "envoy"},
 	// Envoy's service counts refused permits, so a window's remainder is lost
-	// when a batch asks for more than is left (sharedquota.Envoy): smaller
+	// when a batch asks for more than is left (envoyquota.Quota): smaller
 	// batches lose less.
 	{Name: "envoy-small-batches", Title: "shared quota, Envoy, --batch_interval=250ms", Backend: "envoy", BatchInterval: 250 * time.Millisecond},
 	{Name: "redis-competitor", Title: "Redis quota + adaptive, with a competitor", Backend: "redis", Competitor: 0.3},

@@ -118,6 +118,21 @@ func (f *throttleFn) Setup(ctx context.Context) error {
 	}
 	f.src = rand.NewPCG(rand.Uint64(), rand.Uint64())
 	f.rng = rand.New(f.src)
+	// The quota before the policy, whose pacer keeps to the rate of a
+	// quota of time slots.
+	if f.Quota.enabled() {
+		if f.pool, err = acquirePool(f.ID, f.Quota); err != nil {
+			return err
+		}
+		// The job's start checked the key's settings (QuotaConfig.Check); a
+		// job started since with another rate is the one refused, so this
+		// one only says so, and refreshes the record while it matches.
+		if _, done := ratesChecked.LoadOrStore(f.ID, true); !done {
+			if err := f.Quota.check(ctx, f.pool.q); err != nil {
+				log.Warnf(ctx, "throttle: shared quota: %v", err)
+			}
+		}
+	}
 	if f.Scope == ScopeWorker {
 		if f.policy, err = workerPolicies.acquire(f.ID, f.newWorkerPolicy); err != nil {
 			return err
@@ -125,19 +140,6 @@ func (f *throttleFn) Setup(ctx context.Context) error {
 		f.shared = true
 	} else if f.policy, err = firing.NewPolicy(f.policySettings(f.rng.Float64, max(f.Groups, 1))); err != nil {
 		return err
-	}
-	if f.Quota.enabled() {
-		if f.pool, err = acquirePool(f.ID, f.Quota); err != nil {
-			return err
-		}
-		// The job's start checked the key's rate (QuotaConfig.Check); a
-		// job started since with another rate is the one refused, so this
-		// one only says so, and refreshes the record while it matches.
-		if _, done := ratesChecked.LoadOrStore(f.ID, true); !done {
-			if err := f.Quota.checkRate(ctx); err != nil {
-				log.Warnf(ctx, "throttle: shared quota: %v", err)
-			}
-		}
 	}
 	if f.progress, err = workerProgress.acquire(f.ID, newProgressMark); err != nil {
 		return err
@@ -167,12 +169,21 @@ func (f *throttleFn) Setup(ctx context.Context) error {
 func (f *throttleFn) policySettings(rnd func() float64, groups int) firing.PolicySettings {
 	s := firing.PolicySettings{Paced: f.Mode == ModePaced, Groups: groups, SRE: f.Adaptive, Rand: rnd}
 	if s.Paced {
-		s.Rate = f.Quota.knownRate() * slotRateMargin
+		s.Rate = f.knownRate() * slotRateMargin
 	}
 	if f.Strategy == Postpone {
 		s.Postpone = f.BatchInterval
 	}
 	return s
+}
+
+// knownRate returns the rate of the transform's quota, in cost units per
+// second, if it hands out time slots (its pool is acquired); else 0.
+func (f *throttleFn) knownRate() float64 {
+	if f.pool == nil || f.pool.r == nil {
+		return 0
+	}
+	return f.pool.rate
 }
 
 // newWorkerPolicy makes the worker's policy (ScopeWorker): one pacer for

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota"
 )
 
 // An OptionError reports an option of Adaptive whose value cannot be used,
@@ -33,9 +34,10 @@ func (e *OptionError) Error() string {
 // Unwrap returns Err.
 func (e *OptionError) Unwrap() error { return e.Err }
 
-// optionErrors turns the faults of adaptive.SREConfig.Validate in err (joined
-// with errors.Join or not) into OptionErrors naming the option that set
-// the field at fault, so that one error type leaves the package.
+// optionErrors turns the faults of adaptive.SREConfig.Validate and of a
+// quota backend's settings in err (joined with errors.Join or not) into
+// OptionErrors naming the option and field that set the one at fault, so
+// that one error type leaves the package; other errors are kept.
 func optionErrors(err error) error {
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		var errs []error
@@ -44,9 +46,24 @@ func optionErrors(err error) error {
 		}
 		return errors.Join(errs...)
 	}
-	ce, ok := errors.AsType[*adaptive.ConfigError](err)
-	if !ok {
-		return err
+	if ce, ok := errors.AsType[*adaptive.ConfigError](err); ok {
+		return &OptionError{Option: "WithSRE", Field: ce.Field, Err: ce.Err}
 	}
-	return &OptionError{Option: "WithSRE", Field: ce.Field, Err: ce.Err}
+	if ce, ok := errors.AsType[*quota.ConfigError](err); ok {
+		return &OptionError{Option: "WithQuota", Field: quotaField(ce.Field), Err: ce.Err}
+	}
+	return err
+}
+
+// quotaField returns the QuotaConfig field that sets field of
+// quota.Settings: the same name, but for Envoy's parameters, set by
+// fields of their own.
+func quotaField(field string) string {
+	switch field {
+	case "Params.domain":
+		return "Domain"
+	case "Params.descriptors":
+		return "Descriptors"
+	}
+	return field
 }

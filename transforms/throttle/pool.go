@@ -10,7 +10,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/beamthrottle/beamthrottle/internal/defaults"
-	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota"
 )
 
 // quotaTally counts what a permit pool did and has not reported to Beam
@@ -60,6 +60,7 @@ type permitPool struct {
 	cfg     QuotaConfig
 	q       quota.Quota
 	r       quota.Reserver   // q, if the quota hands out time slots; else nil
+	rate    float64          // with r: the quota's rate, in cost units per second
 	spacing time.Duration    // with r: the time between the quota's slots
 	clock   func() time.Time // the wall clock (of the back-off, and of the time round trips take); nil means time.Now
 

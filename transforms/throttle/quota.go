@@ -5,52 +5,55 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
-	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
-	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota/sharedquota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota"
 )
 
-// The quota backends: the values of QuotaConfig.Backend.
-const (
-	quotaNone  = "none"
-	quotaLocal = "local"
-	quotaRedis = "redis"
-	quotaEnvoy = "envoy"
-)
+// quotaNone is the QuotaConfig.Backend of no shared quota, as is "".
+const quotaNone = "none"
 
 // QuotaConfig configures a quota shared by every group, worker and job that
 // uses the same service and key (see WithQuota). Its fields are plain values,
-// serialised into the DoFn; each worker connects in Setup.
+// serialised into the DoFn; each worker opens the backend (quota.Open) in
+// Setup.
 //
-// Redis without a Burst above 1, and the local backend, hand out time slots:
-// every call is sent on a slot of its own, the slots of all workers
-// together spaced evenly at Rate, so that a strict limiter (a GCRA with no
-// burst, as API gateways are commonly configured) sees no two calls closer
-// than it allows. Redis with a Burst above 1, and Envoy, grant counts of
-// permits, which each worker spends as its adaptive throttle paces it: for
-// APIs that allow bursts or count in windows.
+// A backend whose quota is a quota.Reserver (redis without a Burst above 1,
+// and local) hands out time slots: every call is sent on a slot of its
+// own, the slots of all workers together spaced evenly at Rate, so that a
+// strict limiter (a GCRA with no burst, as API gateways are commonly
+// configured) sees no two calls closer than it allows. Others (redis with
+// a Burst above 1, envoy) grant counts of permits, which each worker
+// spends as its adaptive throttle paces it: for APIs that allow bursts or
+// count in windows.
 type QuotaConfig struct {
-	// Backend is the service:
+	// Backend is the name of the quota's backend (see package quota):
 	//   - "none" (or ""): no shared quota; the adaptive throttle alone
 	//     limits calls;
-	//   - "local": a known rate, Rate, kept in the worker's memory for the
-	//     groups of the transform on that worker: no service, nothing
-	//     shared with other workers or jobs;
+	//   - "local", built in: a known rate, Rate, kept in the worker's memory
+	//     for the groups of the transform on that worker: no service,
+	//     nothing shared with other workers or jobs;
 	//   - "redis": a GCRA in Redis (Memorystore included), at Rate;
 	//   - "envoy": Envoy's rate-limit service (RLS v3), whose
-	//     configuration holds the limit for Domain and Descriptors.
+	//     configuration holds the limit for Domain and Descriptors;
+	//   - any other name registered with quota.Register.
+	// The backends over services are registered by importing their
+	// packages, transforms/throttle/quota/redisquota and envoyquota (a
+	// blank import will do); a name no imported package registered is
+	// refused at construction.
 	Backend string
 	// Addr is the service's host:port (Redis, or the rate-limit service's
 	// gRPC address).
 	Addr string
 	// Key names the quota: every client using the same key shares it. For
 	// Redis it is the key of the GCRA; for Envoy it is the value of the
-	// descriptor's last entry, "key" (see Descriptors). Required.
+	// descriptor's last entry, "key" (see Descriptors). Required by both.
 	Key string
 	// Rate is the quota of the redis or local backend, in cost units, written
 	// N/unit with unit s, m, h or a Go duration: "600/m", "10/s",
@@ -60,11 +63,17 @@ type QuotaConfig struct {
 	// that many permits, granted as counts; 0 or 1 means time slots with
 	// no burst.
 	Burst int
-	// Domain is the Envoy domain of the limits.
+	// Domain is the Envoy domain of the limits: the backend's parameter
+	// "domain" (see Params).
 	Domain string
 	// Descriptors are the Envoy descriptor's entries before the key, as
-	// "k=v,k2=v2"; empty means only the key entry.
+	// "k=v,k2=v2"; empty means only the key entry. The backend's parameter
+	// "descriptors".
 	Descriptors string
+	// Params are settings of the backend's own, by name
+	// (quota.Settings.Params). Domain and Descriptors, when set, take the
+	// place of the entries "domain" and "descriptors".
+	Params map[string]string
 	// FailOpen: when the service does not answer within Timeout, send
 	// anyway, limited by the adaptive throttle alone. Otherwise (fail
 	// closed) postpone until it answers. Either way, once a round trip has
@@ -86,186 +95,154 @@ type QuotaConfig struct {
 	HighShare, NormalShare float64
 }
 
-// quotaKeyEntry is the name of the Envoy descriptor entry that carries
-// QuotaConfig.Key.
-const quotaKeyEntry = "key"
-
 // enabled reports whether c asks for a shared quota.
 func (c QuotaConfig) enabled() bool { return c.Backend != "" && c.Backend != quotaNone }
 
+// settings returns what c's backend is opened with, and the fault of a
+// Rate that does not parse (Rate is then left zero).
+func (c QuotaConfig) settings() (quota.Settings, error) {
+	s := quota.Settings{Addr: c.Addr, Key: c.Key, Burst: c.Burst, Shares: quota.Shares{High: c.HighShare, Normal: c.NormalShare}}
+	if c.Domain != "" || c.Descriptors != "" || len(c.Params) > 0 {
+		s.Params = maps.Clone(c.Params)
+		if s.Params == nil {
+			s.Params = map[string]string{}
+		}
+		for name, v := range map[string]string{"domain": c.Domain, "descriptors": c.Descriptors} {
+			if v != "" {
+				s.Params[name] = v
+			}
+		}
+	}
+	if c.Rate == "" {
+		return s, nil
+	}
+	r, err := quota.ParseRate(c.Rate)
+	s.Rate = r
+	return s, err
+}
+
 // validate reports whether c is usable: nil, or every fault, each an
 // *OptionError for WithQuota naming the field at fault, joined with
-// errors.Join.
+// errors.Join. It opens the backend, which checks its settings without
+// contacting its service, and closes it.
 func (c QuotaConfig) validate() error {
 	var errs []error
 	bad := func(field string, err error) {
 		errs = append(errs, &OptionError{Option: "WithQuota", Field: field, Err: err})
 	}
-	switch c.Backend {
-	case "", quotaNone:
-		for _, f := range []struct {
-			name string
-			v    float64
-		}{{"HighShare", c.HighShare}, {"NormalShare", c.NormalShare}} {
+	shares := []struct {
+		name string
+		v    float64
+	}{{"HighShare", c.HighShare}, {"NormalShare", c.NormalShare}}
+	if !c.enabled() {
+		for _, f := range shares {
 			if f.v != 0 {
 				bad(f.name, errors.New("needs a quota backend (local or redis): without one there is no rate to share"))
 			}
 		}
 		return errors.Join(errs...)
 	}
-	for _, f := range []struct {
-		name string
-		v    float64
-	}{{"HighShare", c.HighShare}, {"NormalShare", c.NormalShare}} {
-		switch {
-		case !(f.v >= 0 && f.v < 1):
+	if names := quota.Backends(); !slices.Contains(names, c.Backend) {
+		bad("Backend", fmt.Errorf("unknown quota backend %q (want none or a registered one: %s): "+
+			"a backend registers itself when its package is imported, as _ %q does redis",
+			c.Backend, strings.Join(names, ", "), quotaPackage+"/redisquota"))
+		return errors.Join(errs...)
+	}
+	sharesOK := true
+	for _, f := range shares {
+		if !(f.v >= 0 && f.v < 1) {
 			bad(f.name, fmt.Errorf("must be at least 0 and less than 1, got %v", f.v))
-		case f.v > 0 && !c.slotted():
-			bad(f.name, errors.New("needs a quota of time slots (the local backend, or redis without a Burst above 1)"))
+			sharesOK = false
 		}
 	}
-	switch c.Backend {
-	case quotaLocal:
-		if _, err := quota.ParseRate(c.Rate); err != nil {
-			bad("Rate", err)
-		}
-		if c.Addr != "" {
-			bad("Addr", errors.New("not used with the local backend"))
-		}
-		if err := c.checkBuild(); len(errs) == 0 && err != nil {
-			bad("Rate", err) // the other fields are fine: the rate is too large
-		}
-		return errors.Join(errs...)
-	case quotaRedis:
-		if _, err := quota.ParseRate(c.Rate); err != nil {
-			bad("Rate", err)
-		}
-		if c.Burst < 0 {
-			bad("Burst", fmt.Errorf("must be >= 0, got %d", c.Burst))
-		}
-		if err := c.checkBuild(); len(errs) == 0 && err != nil {
-			field := "Rate"
-			if one := (QuotaConfig{Backend: c.Backend, Rate: c.Rate, Addr: "localhost:1"}); one.checkBuild() == nil {
-				field = "Burst" // the rate alone is fine
-			}
-			bad(field, err)
-		}
-	case quotaEnvoy:
-		if c.Domain == "" {
-			bad("Domain", errors.New("required with the envoy backend"))
-		}
-		if c.Descriptors != "" {
-			if _, err := sharedquota.ParseEntries(c.Descriptors); err != nil {
-				bad("Descriptors", err)
-			}
-		}
-	default:
-		bad("Backend", fmt.Errorf("unknown quota backend %q (want none, local, redis or envoy)", c.Backend))
-		return errors.Join(errs...)
+	s, rateErr := c.settings()
+	if rateErr != nil {
+		bad("Rate", rateErr)
 	}
-	if c.Addr == "" {
-		bad("Addr", fmt.Errorf("required with the %s backend", c.Backend))
-	} else if _, _, err := net.SplitHostPort(c.Addr); err != nil {
-		bad("Addr", fmt.Errorf("want host:port, got %q", c.Addr))
+	if !sharesOK {
+		s.Shares = quota.Shares{} // reported
 	}
-	if c.Key == "" {
-		bad("Key", fmt.Errorf("required with the %s backend", c.Backend))
-	}
+	errs = append(errs, c.checkOpen(s, rateErr == nil)...)
 	if c.Timeout < 0 {
 		bad("Timeout", fmt.Errorf("must be >= 0, got %v", c.Timeout))
 	}
 	return errors.Join(errs...)
 }
 
-// checkBuild makes, without connecting, what a worker makes of c in Setup:
-// the quota's client and the pacer held to its rate, so that what they
-// refuse (a rate too large for the pacer, or for Redis's integer
-// arithmetic) is refused at construction, not by every worker at start.
-func (c QuotaConfig) checkBuild() error {
-	if c.Addr == "" && c.Backend == quotaRedis {
-		c.Addr = "localhost:1" // checked on its own; the client does not dial here
-	}
-	q, err := c.newQuota()
+// quotaPackage is the import path of package quota, under which the
+// backends' packages are.
+const quotaPackage = "github.com/beamthrottle/beamthrottle/transforms/throttle/quota"
+
+// checkOpen opens c's backend for s, as a worker does in Setup but without
+// contacting the service, and returns its faults as OptionErrors, and
+// those of c's shares and rate given what the quota is: shares need time
+// slots, and the pacer keeps to the rate of a quota of time slots, so the
+// rate must be one it can keep. With rateOK false (Rate did not parse and
+// was reported), the backend's faults of Rate are not reported again;
+// shares out of range were reported, and s holds none.
+func (c QuotaConfig) checkOpen(s quota.Settings, rateOK bool) []error {
+	bad := func(field string, err error) error { return &OptionError{Option: "WithQuota", Field: field, Err: err} }
+	q, err := quota.Open(context.Background(), c.Backend, s)
 	if err != nil {
-		return err
+		var errs []error
+		for _, e := range flatten(optionErrors(err)) {
+			oe, ok := errors.AsType[*OptionError](e)
+			switch {
+			case !ok:
+				errs = append(errs, bad("Backend", e)) // the backend could not be opened
+			case rateOK || oe.Field != "Rate":
+				errs = append(errs, e)
+			}
+		}
+		return errs
 	}
 	if cl, ok := q.(io.Closer); ok {
 		cl.Close()
 	}
-	if r := c.knownRate(); r > 0 {
-		if _, err := adaptive.NewPacer(adaptive.PacerConfig{Rate: r * slotRateMargin}); err != nil {
-			return fmt.Errorf("%v/s is more than the pacer can keep to: %w", r, err)
+	if _, slotted := q.(quota.Reserver); !slotted {
+		var errs []error
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"HighShare", s.Shares.High}, {"NormalShare", s.Shares.Normal}} {
+			if f.v > 0 {
+				errs = append(errs, bad(f.name, errors.New("needs a quota of time slots (the local backend, or redis without a Burst above 1)")))
+			}
 		}
+		return errs
+	}
+	if !rateOK {
+		return nil
+	}
+	if s.Rate == (quota.Rate{}) {
+		return []error{bad("Rate", fmt.Errorf("required: the %s backend hands out time slots at Rate", c.Backend))}
+	}
+	if _, err := adaptive.NewPacer(adaptive.PacerConfig{Rate: s.Rate.PerSecond() * slotRateMargin}); err != nil {
+		return []error{bad("Rate", fmt.Errorf("%v/s is more than the pacer can keep to: %w", s.Rate.PerSecond(), err))}
 	}
 	return nil
 }
 
-// slotted reports whether c's quota hands out time slots (see QuotaConfig).
-func (c QuotaConfig) slotted() bool {
-	return c.Backend == quotaLocal || c.Backend == quotaRedis && c.Burst <= 1
+// flatten returns the errors joined in err (errors.Join), or err alone.
+func flatten(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
 
-// knownRate returns the rate of a quota that hands out time slots, in cost
-// units per second, or 0.
-func (c QuotaConfig) knownRate() float64 {
-	if !c.slotted() {
-		return 0
-	}
-	r, err := quota.ParseRate(c.Rate)
-	if err != nil {
-		return 0
-	}
-	return r.PerSecond()
-}
-
-// newQuota connects to the service of c. A quota that hands out time
-// slots (slotted) is a quota.Reserver as well.
+// newQuota opens the backend of c (quota.Open): a worker's quota,
+// connected to its service on first use. A quota that hands out time
+// slots is a quota.Reserver as well.
 func (c QuotaConfig) newQuota() (quota.Quota, error) {
-	switch c.Backend {
-	case quotaLocal:
-		r, err := quota.ParseRate(c.Rate)
-		if err != nil {
-			return nil, err
-		}
-		s, err := quota.NewSlots(quota.SlotsConfig{Rate: r, Shares: c.shares()})
-		if err != nil {
-			return nil, err
-		}
-		return localQuota{s}, nil
-	case quotaRedis:
-		r, err := quota.ParseRate(c.Rate)
-		if err != nil {
-			return nil, err
-		}
-		burst := c.Burst
-		if burst <= 1 {
-			burst = 0 // Take is not used: slots
-		}
-		return sharedquota.NewRedis(sharedquota.RedisConfig{Addr: c.Addr, Rate: r, Burst: burst, Shares: c.shares()})
-	case quotaEnvoy:
-		var es []sharedquota.Entry
-		if c.Descriptors != "" {
-			var err error
-			if es, err = sharedquota.ParseEntries(c.Descriptors); err != nil {
-				return nil, err
-			}
-		}
-		return sharedquota.NewEnvoy(sharedquota.EnvoyConfig{Addr: c.Addr, Domain: c.Domain, Entries: es, KeyEntry: quotaKeyEntry})
+	if !c.enabled() {
+		return quota.NoQuota{}, nil
 	}
-	return quota.NoQuota{}, nil
-}
-
-// shares returns the shares c keeps for tiers.
-func (c QuotaConfig) shares() quota.Shares {
-	return quota.Shares{High: c.HighShare, Normal: c.NormalShare}
-}
-
-// localQuota is the local backend: Slots, and a Take that permit
-// pools never call (they reserve slots).
-type localQuota struct{ *quota.Slots }
-
-func (localQuota) Take(context.Context, string, int, time.Time) (quota.Grant, error) {
-	return quota.Grant{}, errors.New("throttle: the local quota hands out slots, not counts")
+	s, err := c.settings()
+	if err != nil {
+		return nil, err
+	}
+	return quota.Open(context.Background(), c.Backend, s)
 }
 
 // WithQuota makes every group, on every worker, take permits from a quota

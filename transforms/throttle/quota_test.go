@@ -17,7 +17,7 @@ import (
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
 	"github.com/beamthrottle/beamthrottle/internal/services"
-	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota"
 )
 
 func init() {
@@ -201,6 +201,9 @@ func TestQuotaConfigValidate(t *testing.T) {
 		{QuotaConfig{Backend: quotaRedis, Addr: "h:1", Key: "k", Rate: "600/m"}, ""},
 		{QuotaConfig{Backend: quotaEnvoy, Addr: "h:1", Key: "k", Domain: "d", Descriptors: "a=b,c=d"}, ""},
 		{QuotaConfig{Backend: "memcached"}, "WithQuota: Backend: unknown quota backend"},
+		{QuotaConfig{Backend: "memcached"}, "(want none or a registered one: envoy, local, redis)"},
+		{QuotaConfig{Backend: quotaEnvoy, Addr: "h:1", Key: "k", Params: map[string]string{"domain": "d"}}, ""},
+		{QuotaConfig{Backend: quotaEnvoy, Addr: "h:1", Key: "k", Params: map[string]string{"descriptors": "a=b"}}, "WithQuota: Domain: required"},
 		{QuotaConfig{Backend: quotaRedis, Addr: "h:1", Key: "k", Rate: "600 per minute"}, "WithQuota: Rate:"},
 		{QuotaConfig{Backend: quotaRedis, Addr: "h:1", Key: "k", Rate: "600/m", Burst: -1}, "WithQuota: Burst:"},
 		{QuotaConfig{Backend: quotaRedis, Key: "k", Rate: "600/m"}, "WithQuota: Addr: required"},

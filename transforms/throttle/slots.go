@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota"
 )
 
 // Sending on the shared quota's time slots (a quota that is a
@@ -244,9 +244,10 @@ func (p *permitPool) reserveAhead(ctx context.Context, clock callerClock, tier, 
 // quota q of cfg.
 func newPermitPool(cfg QuotaConfig, q quota.Quota) *permitPool {
 	p := &permitPool{cfg: cfg, q: q, tiers: cfg.HighShare > 0 || cfg.NormalShare > 0}
-	if r, ok := q.(quota.Reserver); ok && cfg.slotted() {
+	if r, ok := q.(quota.Reserver); ok {
 		p.r = r
 		if rate, err := quota.ParseRate(cfg.Rate); err == nil {
+			p.rate = rate.PerSecond()
 			p.spacing = max(rate.Per/time.Duration(rate.N), 1)
 			p.slots.capacity = int((quota.DefaultHorizon-quota.DefaultLead)/p.spacing) + 1
 			p.slots.late = tolerance(p.spacing)

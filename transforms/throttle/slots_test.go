@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota"
 )
 
 var slotT0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -1,4 +1,4 @@
-package sharedquota
+package redisquota
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/beamthrottle/beamthrottle/internal/services"
-	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota"
 )
 
 // TestServerClock: the offset comes from the round trip with the shortest
@@ -137,7 +137,7 @@ func slowRequests(t *testing.T, addr string, delay time.Duration) string {
 func TestReserveSlowRequests(t *testing.T) {
 	const delay = 150 * time.Millisecond
 	r := services.StartRedis(t)
-	q, err := NewRedis(RedisConfig{Addr: slowRequests(t, r.Addr, delay), Rate: quota.Rate{N: 10, Per: time.Second}})
+	q, err := New(Config{Addr: slowRequests(t, r.Addr, delay), Rate: quota.Rate{N: 10, Per: time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}

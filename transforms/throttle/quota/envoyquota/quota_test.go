@@ -1,4 +1,4 @@
-package sharedquota_test
+package envoyquota_test
 
 import (
 	"context"
@@ -15,8 +15,14 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/beamthrottle/beamthrottle/internal/services"
-	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
-	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota/sharedquota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota/envoyquota"
+)
+
+// Quota is a quota.Quota whose permits lapse with their window.
+var (
+	_ quota.Quota    = (*envoyquota.Quota)(nil)
+	_ quota.Windowed = (*envoyquota.Quota)(nil)
 )
 
 // The limits of testdata/ratelimit/config/beamthrottle.yaml.
@@ -49,9 +55,9 @@ func dayEnd(t time.Time) time.Time {
 	return t.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
 }
 
-func newEnvoy(t *testing.T, cfg sharedquota.EnvoyConfig) *sharedquota.Envoy {
+func newEnvoy(t *testing.T, cfg envoyquota.Config) *envoyquota.Quota {
 	t.Helper()
-	q, err := sharedquota.NewEnvoy(cfg)
+	q, err := envoyquota.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +67,7 @@ func newEnvoy(t *testing.T, cfg sharedquota.EnvoyConfig) *sharedquota.Envoy {
 
 // counted asks the service, without adding hits (a descriptor hits_addend
 // of 0), for the status of entries: its code and the permits left.
-func counted(t *testing.T, addr string, entries ...sharedquota.Entry) (rlsv3.RateLimitResponse_Code, uint32) {
+func counted(t *testing.T, addr string, entries ...envoyquota.Entry) (rlsv3.RateLimitResponse_Code, uint32) {
 	t.Helper()
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -89,7 +95,7 @@ type step struct {
 	retryAtDayEnd bool
 }
 
-func runSteps(t *testing.T, qs []*sharedquota.Envoy, key string, steps []step) {
+func runSteps(t *testing.T, qs []*envoyquota.Quota, key string, steps []step) {
 	t.Helper()
 	for i, s := range steps {
 		now := time.Now()
@@ -115,10 +121,10 @@ func runSteps(t *testing.T, qs []*sharedquota.Envoy, key string, steps []step) {
 // RetryAt, and the service's own count.
 func TestEnvoyGrants(t *testing.T) {
 	rl := startRateLimit(t)
-	byKey := sharedquota.EnvoyConfig{Addr: rl.Addr, Domain: domain, KeyEntry: dayEntry}
+	byKey := envoyquota.Config{Addr: rl.Addr, Domain: domain, KeyEntry: dayEntry}
 	tests := []struct {
 		name   string
-		cfg    sharedquota.EnvoyConfig
+		cfg    envoyquota.Config
 		quotas int
 		steps  []step
 		left   uint32 // permits the service has left afterwards
@@ -169,21 +175,21 @@ func TestEnvoyGrants(t *testing.T) {
 		},
 		{
 			name:   "nested entries",
-			cfg:    sharedquota.EnvoyConfig{Addr: rl.Addr, Domain: domain, Entries: []sharedquota.Entry{{tenantKey, tenantName}}, KeyEntry: dayEntry},
+			cfg:    envoyquota.Config{Addr: rl.Addr, Domain: domain, Entries: []envoyquota.Entry{{tenantKey, tenantName}}, KeyEntry: dayEntry},
 			quotas: 1,
 			steps:  []step{{0, 3, 3, false}},
 			left:   tenantDay - 3,
 		},
 		{
 			name:   "no limit matches",
-			cfg:    sharedquota.EnvoyConfig{Addr: rl.Addr, Domain: domain, Entries: []sharedquota.Entry{{"unconfigured", "x"}}},
+			cfg:    envoyquota.Config{Addr: rl.Addr, Domain: domain, Entries: []envoyquota.Entry{{"unconfigured", "x"}}},
 			quotas: 1,
 			steps:  []step{{0, 1000, 1000, false}, {0, 1000, 1000, false}},
 		},
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var qs []*sharedquota.Envoy
+			var qs []*envoyquota.Quota
 			for range tc.quotas {
 				qs = append(qs, newEnvoy(t, tc.cfg))
 			}
@@ -192,7 +198,7 @@ func TestEnvoyGrants(t *testing.T) {
 			if tc.cfg.KeyEntry == "" {
 				return
 			}
-			entries := append(append([]sharedquota.Entry(nil), tc.cfg.Entries...), sharedquota.Entry{Key: tc.cfg.KeyEntry, Value: key})
+			entries := append(append([]envoyquota.Entry(nil), tc.cfg.Entries...), envoyquota.Entry{Key: tc.cfg.KeyEntry, Value: key})
 			code, left := counted(t, rl.Addr, entries...)
 			if over := code == rlsv3.RateLimitResponse_OVER_LIMIT; over != tc.over || (!over && left != tc.left) {
 				t.Errorf("service afterwards: %v with %d left, want over limit %v, %d left", code, left, tc.over, tc.left)
@@ -205,8 +211,8 @@ func TestEnvoyGrants(t *testing.T) {
 // are never granted more than the limit of the window.
 func TestEnvoySharedKey(t *testing.T) {
 	rl := startRateLimit(t)
-	cfg := sharedquota.EnvoyConfig{Addr: rl.Addr, Domain: domain, KeyEntry: dayEntry}
-	qs := []*sharedquota.Envoy{newEnvoy(t, cfg), newEnvoy(t, cfg), newEnvoy(t, cfg)}
+	cfg := envoyquota.Config{Addr: rl.Addr, Domain: domain, KeyEntry: dayEntry}
+	qs := []*envoyquota.Quota{newEnvoy(t, cfg), newEnvoy(t, cfg), newEnvoy(t, cfg)}
 	total := 0
 	for i := range 30 {
 		g, err := qs[i%len(qs)].Take(context.Background(), "shared", 1+i%2, time.Now())
@@ -229,7 +235,7 @@ func TestEnvoySharedKey(t *testing.T) {
 // restarted.
 func TestEnvoyErrors(t *testing.T) {
 	t.Run("nothing listening", func(t *testing.T) {
-		q := newEnvoy(t, sharedquota.EnvoyConfig{Addr: closedPort(t), Domain: domain, KeyEntry: dayEntry})
+		q := newEnvoy(t, envoyquota.Config{Addr: closedPort(t), Domain: domain, KeyEntry: dayEntry})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if g, err := q.Take(ctx, "k", 1, time.Now()); err == nil {
@@ -240,7 +246,7 @@ func TestEnvoyErrors(t *testing.T) {
 		}
 	})
 	t.Run("silent", func(t *testing.T) {
-		q := newEnvoy(t, sharedquota.EnvoyConfig{Addr: silentPeer(t), Domain: domain, KeyEntry: dayEntry})
+		q := newEnvoy(t, envoyquota.Config{Addr: services.StartSilent(t).Addr, Domain: domain, KeyEntry: dayEntry})
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
 		if g, err := q.Take(ctx, "k", 1, time.Now()); !errors.Is(err, context.DeadlineExceeded) {
@@ -249,7 +255,7 @@ func TestEnvoyErrors(t *testing.T) {
 	})
 	t.Run("killed and restarted", func(t *testing.T) {
 		rl := startRateLimit(t)
-		q := newEnvoy(t, sharedquota.EnvoyConfig{Addr: rl.Addr, Domain: domain, KeyEntry: dayEntry})
+		q := newEnvoy(t, envoyquota.Config{Addr: rl.Addr, Domain: domain, KeyEntry: dayEntry})
 		if g, err := q.Take(context.Background(), "restart", 2, time.Now()); g.Granted != 2 || err != nil {
 			t.Fatalf("Take = %+v, %v; want 2 granted", g, err)
 		}
@@ -260,7 +266,7 @@ func TestEnvoyErrors(t *testing.T) {
 			t.Fatalf("Take with the service killed = %+v, want an error", g)
 		}
 		rl.Restart(t)
-		// gRPC reconnects after a backoff (NewEnvoy caps it at 2 s); the
+		// gRPC reconnects after a backoff (New caps it at 2 s); the
 		// counters, in Redis, survived: 8 are left.
 		deadline := time.Now().Add(30 * time.Second)
 		for {
@@ -293,13 +299,13 @@ func closedPort(t *testing.T) string {
 func TestParseEntries(t *testing.T) {
 	tests := []struct {
 		in      string
-		want    []sharedquota.Entry
+		want    []envoyquota.Entry
 		wantErr bool
 	}{
-		{"quota=translate", []sharedquota.Entry{{"quota", "translate"}}, false},
-		{"quota=translate,project=p1", []sharedquota.Entry{{"quota", "translate"}, {"project", "p1"}}, false},
-		{" quota = translate , project=p1 ", []sharedquota.Entry{{"quota", "translate"}, {"project", "p1"}}, false},
-		{"path=/a=b", []sharedquota.Entry{{"path", "/a=b"}}, false},
+		{"quota=translate", []envoyquota.Entry{{"quota", "translate"}}, false},
+		{"quota=translate,project=p1", []envoyquota.Entry{{"quota", "translate"}, {"project", "p1"}}, false},
+		{" quota = translate , project=p1 ", []envoyquota.Entry{{"quota", "translate"}, {"project", "p1"}}, false},
+		{"path=/a=b", []envoyquota.Entry{{"path", "/a=b"}}, false},
 		{"", nil, true},
 		{"  ", nil, true},
 		{"quota", nil, true},
@@ -309,44 +315,37 @@ func TestParseEntries(t *testing.T) {
 		{"quota=a,,b=c", nil, true},
 	}
 	for _, tc := range tests {
-		got, err := sharedquota.ParseEntries(tc.in)
+		got, err := envoyquota.ParseEntries(tc.in)
 		if (err != nil) != tc.wantErr || fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("ParseEntries(%q) = %v, %v; want %v, error %v", tc.in, got, err, tc.want, tc.wantErr)
 		}
 	}
 }
 
-func TestNewEnvoyRefuses(t *testing.T) {
+func TestNewRefuses(t *testing.T) {
 	tests := []struct {
 		name string
-		cfg  sharedquota.EnvoyConfig
+		cfg  envoyquota.Config
 	}{
-		{"no address", sharedquota.EnvoyConfig{Domain: domain, KeyEntry: dayEntry}},
-		{"no domain", sharedquota.EnvoyConfig{Addr: "localhost:8081", KeyEntry: dayEntry}},
-		{"no descriptor", sharedquota.EnvoyConfig{Addr: "localhost:8081", Domain: domain}},
-		{"empty value", sharedquota.EnvoyConfig{Addr: "localhost:8081", Domain: domain, Entries: []sharedquota.Entry{{"k", ""}}}},
+		{"no address", envoyquota.Config{Domain: domain, KeyEntry: dayEntry}},
+		{"no domain", envoyquota.Config{Addr: "localhost:8081", KeyEntry: dayEntry}},
+		{"no descriptor", envoyquota.Config{Addr: "localhost:8081", Domain: domain}},
+		{"empty value", envoyquota.Config{Addr: "localhost:8081", Domain: domain, Entries: []envoyquota.Entry{{"k", ""}}}},
 	}
 	for _, tc := range tests {
-		if q, err := sharedquota.NewEnvoy(tc.cfg); err == nil {
+		if q, err := envoyquota.New(tc.cfg); err == nil {
 			q.Close()
-			t.Errorf("%s: NewEnvoy(%+v) succeeded, want an error", tc.name, tc.cfg)
+			t.Errorf("%s: New(%+v) succeeded, want an error", tc.name, tc.cfg)
 		}
 	}
 }
 
 // Take of nothing asks nothing.
 func TestTakeNothing(t *testing.T) {
-	e := newEnvoy(t, sharedquota.EnvoyConfig{Addr: closedPort(t), Domain: domain, KeyEntry: dayEntry})
-	r, err := sharedquota.NewRedis(sharedquota.RedisConfig{Addr: closedPort(t), Rate: quota.Rate{N: 1, Per: time.Second}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	for _, q := range []quota.Quota{e, r} {
-		for _, n := range []int{0, -1} {
-			if g, err := q.Take(context.Background(), "k", n, time.Now()); g != (quota.Grant{}) || err != nil {
-				t.Errorf("%T.Take(%d) = %+v, %v; want nothing, nil", q, n, g, err)
-			}
+	e := newEnvoy(t, envoyquota.Config{Addr: closedPort(t), Domain: domain, KeyEntry: dayEntry})
+	for _, n := range []int{0, -1} {
+		if g, err := e.Take(context.Background(), "k", n, time.Now()); g != (quota.Grant{}) || err != nil {
+			t.Errorf("Take(%d) = %+v, %v; want nothing, nil", n, g, err)
 		}
 	}
 }
@@ -356,15 +355,15 @@ func TestTakeNothing(t *testing.T) {
 // limit's unit, aligned on the Unix epoch.
 func TestEnvoyWindowEnd(t *testing.T) {
 	rl := startRateLimit(t)
-	q := newEnvoy(t, sharedquota.EnvoyConfig{Addr: rl.Addr, Domain: domain, KeyEntry: dayEntry})
-	perSecond := newEnvoy(t, sharedquota.EnvoyConfig{Addr: rl.Addr, Domain: domain, Entries: []sharedquota.Entry{{"bench", "shared"}}, KeyEntry: "key"})
+	q := newEnvoy(t, envoyquota.Config{Addr: rl.Addr, Domain: domain, KeyEntry: dayEntry})
+	perSecond := newEnvoy(t, envoyquota.Config{Addr: rl.Addr, Domain: domain, Entries: []envoyquota.Entry{{"bench", "shared"}}, KeyEntry: "key"})
 	now := time.Now()
 	if end := q.WindowEnd("window", now); !end.IsZero() {
 		t.Errorf("WindowEnd before any answer = %v, want zero", end)
 	}
 	for _, tc := range []struct {
 		name string
-		q    *sharedquota.Envoy
+		q    *envoyquota.Quota
 		end  time.Time // of the window holding now
 		unit time.Duration
 	}{

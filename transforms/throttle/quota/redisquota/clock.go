@@ -1,4 +1,4 @@
-package sharedquota
+package redisquota
 
 import (
 	"sync"

@@ -345,7 +345,7 @@ func (s *Slots) sweep(now time.Time) {
 // now: the TAT is ahead of now (negative when it has passed). It returns
 // where the first slot starts and how many of n units are granted: those
 // whose slots start by horizon. The TAT moves to start + granted × spacing.
-// The Redis script of package sharedquota does the same arithmetic.
+// The Redis script of package redisquota does the same arithmetic.
 func reserveSlots(ahead time.Duration, n int, spacing, lead, horizon time.Duration) (start time.Duration, granted int) {
 	start = max(ahead, lead)
 	if start > horizon {

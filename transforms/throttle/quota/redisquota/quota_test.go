@@ -1,4 +1,4 @@
-package sharedquota_test
+package redisquota_test
 
 import (
 	"bytes"
@@ -13,21 +13,17 @@ import (
 	"time"
 
 	"github.com/beamthrottle/beamthrottle/internal/services"
-	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
-	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota/sharedquota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota/redisquota"
 )
 
-// Redis and Envoy are Quotas.
-var (
-	_ quota.Quota    = (*sharedquota.Redis)(nil)
-	_ quota.Quota    = (*sharedquota.Envoy)(nil)
-	_ quota.Windowed = (*sharedquota.Envoy)(nil)
-)
+// Quota is a quota.Quota.
+var _ quota.Quota = (*redisquota.Quota)(nil)
 
 // newRedis returns a Redis quota over the server at addr, closed when t ends.
-func newRedis(t *testing.T, addr string, rate quota.Rate, burst int) *sharedquota.Redis {
+func newRedis(t *testing.T, addr string, rate quota.Rate, burst int) *redisquota.Quota {
 	t.Helper()
-	q, err := sharedquota.NewRedis(sharedquota.RedisConfig{Addr: addr, Rate: rate, Burst: burst})
+	q, err := redisquota.New(redisquota.Config{Addr: addr, Rate: rate, Burst: burst})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +112,7 @@ func TestRedisSharedKey(t *testing.T) {
 	r := services.StartRedis(t)
 	rate := quota.Rate{N: 20, Per: time.Hour} // a permit every 3 minutes
 	const burst, clients, goroutines, takes = 20, 2, 4, 25
-	qs := []*sharedquota.Redis{newRedis(t, r.Addr, rate, burst), newRedis(t, r.Addr, rate, burst)}
+	qs := []*redisquota.Quota{newRedis(t, r.Addr, rate, burst), newRedis(t, r.Addr, rate, burst)}
 	start := time.Now()
 	var mu sync.Mutex
 	total := 0
@@ -292,20 +288,45 @@ func silentPeer(t *testing.T) string {
 	return l.Addr().String()
 }
 
-func TestNewRedisRefuses(t *testing.T) {
+func TestNewRefuses(t *testing.T) {
 	tests := []struct {
 		name string
-		cfg  sharedquota.RedisConfig
+		cfg  redisquota.Config
 	}{
-		{"no rate", sharedquota.RedisConfig{Addr: "localhost:6379"}},
-		{"negative burst", sharedquota.RedisConfig{Addr: "localhost:6379", Rate: quota.Rate{N: 1, Per: time.Second}, Burst: -1}},
-		{"no address", sharedquota.RedisConfig{Rate: quota.Rate{N: 1, Per: time.Second}}},
-		{"too large", sharedquota.RedisConfig{Addr: "localhost:6379", Rate: quota.Rate{N: 1 << 31, Per: time.Hour}}},
+		{"no rate", redisquota.Config{Addr: "localhost:6379"}},
+		{"negative burst", redisquota.Config{Addr: "localhost:6379", Rate: quota.Rate{N: 1, Per: time.Second}, Burst: -1}},
+		{"no address", redisquota.Config{Rate: quota.Rate{N: 1, Per: time.Second}}},
+		{"too large", redisquota.Config{Addr: "localhost:6379", Rate: quota.Rate{N: 1 << 31, Per: time.Hour}}},
 	}
 	for _, tc := range tests {
-		if q, err := sharedquota.NewRedis(tc.cfg); err == nil {
+		if q, err := redisquota.New(tc.cfg); err == nil {
 			q.Close()
-			t.Errorf("%s: NewRedis(%+v) succeeded, want an error", tc.name, tc.cfg)
+			t.Errorf("%s: New(%+v) succeeded, want an error", tc.name, tc.cfg)
+		}
+	}
+}
+
+// closedPort returns a loopback address on which nothing listens.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// Take of nothing asks nothing.
+func TestTakeNothing(t *testing.T) {
+	r, err := redisquota.New(redisquota.Config{Addr: closedPort(t), Rate: quota.Rate{N: 1, Per: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, n := range []int{0, -1} {
+		if g, err := r.Take(context.Background(), "k", n, time.Now()); g != (quota.Grant{}) || err != nil {
+			t.Errorf("Take(%d) = %+v, %v; want nothing, nil", n, g, err)
 		}
 	}
 }
@@ -329,7 +350,7 @@ func TestDefaultBurst(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := sharedquota.DefaultBurst(r); got != tc.want {
+		if got := redisquota.DefaultBurst(r); got != tc.want {
 			t.Errorf("DefaultBurst(%v) = %d, want %d", r, got, tc.want)
 		}
 	}

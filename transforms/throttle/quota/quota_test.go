@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota"
 )
 
 // NoQuota is a Quota.

@@ -1,5 +1,7 @@
-// Package quota is the contract between transforms/throttle and a quota of
-// known rate, and the parts of it that need no service.
+// Package quota is the contract between transforms/throttle and the
+// backends of its shared quota, the quota that every group, worker and job
+// of a pipeline keeps to together; and the parts of it that need no
+// service.
 //
 // A quota is either a [Quota], which grants counts of permits, or a
 // [Reserver], which hands out time slots so that all its clients together
@@ -7,11 +9,26 @@
 // end of their window. [Rate] is a quota's size, written as [ParseRate]
 // reads it ("600/m"). [Slots] is a Reserver kept in memory, for the callers
 // of one process, and [NoQuota] is the Quota of a pipeline without one.
-// Package sharedquota implements both kinds over services that every
-// worker and job reaches (Redis, Envoy's rate-limit service).
 //
-// The package is pure Go: it reads no clock (every call takes the time)
-// and starts no goroutine.
+// Backends are registered by name, as database/sql's drivers are, because
+// a Beam transform's configuration is serialised to the workers: the
+// pipeline names a backend and gives it [Settings], plain values, and each
+// worker opens it in Setup with [Open]. "local" (Slots at a known rate, in
+// the worker's memory) is built in. The backends over services register
+// themselves when their package is imported, so that a program links only
+// the clients it uses:
+//
+//	import (
+//		_ "github.com/beamthrottle/beamthrottle/transforms/throttle/quota/envoyquota" // "envoy"
+//		_ "github.com/beamthrottle/beamthrottle/transforms/throttle/quota/redisquota" // "redis"
+//	)
+//
+// A backend of one's own implements Quota (and Reserver, Windowed or
+// [Checker] as it can) and calls [Register] from its package's init
+// function; see the example of Register.
+//
+// The package is pure Go and links no client of a service: it reads no
+// clock (every call takes the time) and starts no goroutine.
 package quota
 
 import (
@@ -21,10 +38,12 @@ import (
 
 // Quota grants permits from a quota shared by every group, worker and job:
 // a rate that all of them together must not exceed, kept by a service they
-// all reach (package sharedquota has Redis and Envoy's rate-limit service).
-// A caller takes permits once per batch, never per element, and sends at
-// most as many requests as it was granted; what it was not granted waits
-// until RetryAt.
+// all reach (packages redisquota and envoyquota: Redis, and Envoy's
+// rate-limit service). A caller takes permits once per batch, never per
+// element, and sends at most as many requests as it was granted; what it
+// was not granted waits until RetryAt. Every backend's quota is a Quota;
+// transforms/throttle reserves the slots of one that is a [Reserver] as
+// well, and does not call its Take.
 //
 // Implementations are safe for concurrent use. An error means the quota's
 // service did not answer (unreachable, too slow for ctx, or a malformed

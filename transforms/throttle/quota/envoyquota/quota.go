@@ -1,4 +1,4 @@
-package sharedquota
+package envoyquota
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota"
 )
 
 // Entry is one key=value entry of a rate-limit descriptor.
@@ -26,26 +26,26 @@ type Entry struct {
 // ParseEntries parses descriptor entries written as key=value pairs
 // separated by commas, such as "quota=translate,project=p1", in order.
 // Spaces around keys and values are dropped. It returns an error beginning
-// "sharedquota: descriptor" for an empty list, or an entry without "=" or
+// "envoyquota: descriptor" for an empty list, or an entry without "=" or
 // with an empty key or value.
 func ParseEntries(s string) ([]Entry, error) {
 	if strings.TrimSpace(s) == "" {
-		return nil, errors.New("sharedquota: descriptor: no entries, want key=value[,key=value...]")
+		return nil, errors.New("envoyquota: descriptor: no entries, want key=value[,key=value...]")
 	}
 	var es []Entry
 	for part := range strings.SplitSeq(s, ",") {
 		k, v, ok := strings.Cut(part, "=")
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 		if !ok || k == "" || v == "" {
-			return nil, fmt.Errorf("sharedquota: descriptor entry %q: want key=value", part)
+			return nil, fmt.Errorf("envoyquota: descriptor entry %q: want key=value", part)
 		}
 		es = append(es, Entry{Key: k, Value: v})
 	}
 	return es, nil
 }
 
-// EnvoyConfig configures an [Envoy] quota.
-type EnvoyConfig struct {
+// Config configures a [Quota].
+type Config struct {
 	// Addr is the gRPC address of the rate-limit service: host:port, or
 	// any target grpc.NewClient accepts.
 	Addr string
@@ -66,14 +66,14 @@ type EnvoyConfig struct {
 }
 
 // MaxChunks is the most chunks, each a copy of the descriptor, one Take asks
-// for in one request; see [Envoy].
+// for in one request; see [Quota].
 const MaxChunks = 64
 
-// DefaultRetry is how long [Envoy] waits after a refusal whose answer does
+// DefaultRetry is how long [Quota] waits after a refusal whose answer does
 // not say when the limit resets.
 const DefaultRetry = time.Second
 
-// Envoy is a [quota.Quota] kept by Envoy's rate-limit service, asked over
+// Quota is a [quota.Quota] kept by Envoy's rate-limit service, asked over
 // gRPC (RLS v3 ShouldRateLimit) with the domain and the descriptor from the
 // config. The service counts hits in fixed windows of its configured unit
 // (second, minute, hour, day), aligned on the clock.
@@ -95,13 +95,13 @@ const DefaultRetry = time.Second
 // (limit_remaining), both learnt from earlier answers for the same key; and
 // once a window is spent it grants nothing until the window ends
 // (duration_until_reset), without a round trip. The permits of a window
-// lapse at its end: Envoy is a [quota.Windowed], and WindowEnd says when.
+// lapse at its end: Quota is a [quota.Windowed], and WindowEnd says when.
 //
 // A descriptor that matches no limit in the service's configuration is
-// granted in full. Envoy is safe for concurrent use. Create it with
-// [NewEnvoy] and Close it when done.
-type Envoy struct {
-	cfg    EnvoyConfig
+// granted in full. Quota is safe for concurrent use. Create it with
+// [New] and Close it when done.
+type Quota struct {
+	cfg    Config
 	conn   *grpc.ClientConn
 	client rlsv3.RateLimitServiceClient
 
@@ -117,21 +117,21 @@ type window struct {
 	remaining int           // permits left in it when the answer came
 }
 
-// NewEnvoy returns an Envoy quota for cfg, or an error beginning
-// "sharedquota:" if cfg is invalid. It connects lazily, on the first Take.
-func NewEnvoy(cfg EnvoyConfig) (*Envoy, error) {
+// New returns a Quota for cfg, or an error beginning
+// "envoyquota:" if cfg is invalid. It connects lazily, on the first Take.
+func New(cfg Config) (*Quota, error) {
 	if cfg.Addr == "" {
-		return nil, errors.New("sharedquota: Envoy: Addr is required")
+		return nil, errors.New("envoyquota: Addr is required")
 	}
 	if cfg.Domain == "" {
-		return nil, errors.New("sharedquota: Envoy: Domain is required")
+		return nil, errors.New("envoyquota: Domain is required")
 	}
 	if len(cfg.Entries) == 0 && cfg.KeyEntry == "" {
-		return nil, errors.New("sharedquota: Envoy: Entries or KeyEntry is required")
+		return nil, errors.New("envoyquota: Entries or KeyEntry is required")
 	}
 	for _, e := range cfg.Entries {
 		if e.Key == "" || e.Value == "" {
-			return nil, fmt.Errorf("sharedquota: Envoy: descriptor entry %q=%q: key and value must not be empty", e.Key, e.Value)
+			return nil, fmt.Errorf("envoyquota: descriptor entry %q=%q: key and value must not be empty", e.Key, e.Value)
 		}
 	}
 	opts := cfg.DialOptions
@@ -146,14 +146,14 @@ func NewEnvoy(cfg EnvoyConfig) (*Envoy, error) {
 	}
 	conn, err := grpc.NewClient(cfg.Addr, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("sharedquota: Envoy: %w", err)
+		return nil, fmt.Errorf("envoyquota: %w", err)
 	}
-	return &Envoy{cfg: cfg, conn: conn, client: rlsv3.NewRateLimitServiceClient(conn), known: make(map[string]window)}, nil
+	return &Quota{cfg: cfg, conn: conn, client: rlsv3.NewRateLimitServiceClient(conn), known: make(map[string]window)}, nil
 }
 
 // Take asks the service for n permits for key in at most one round trip; see
-// [Envoy] for how many it asks for and what it grants.
-func (e *Envoy) Take(ctx context.Context, key string, n int, now time.Time) (quota.Grant, error) {
+// [Quota] for how many it asks for and what it grants.
+func (e *Quota) Take(ctx context.Context, key string, n int, now time.Time) (quota.Grant, error) {
 	if n <= 0 {
 		return quota.Grant{}, nil
 	}
@@ -175,10 +175,10 @@ func (e *Envoy) Take(ctx context.Context, key string, n int, now time.Time) (quo
 	chunks := ask / size
 	resp, err := e.client.ShouldRateLimit(ctx, e.request(key, chunks, size))
 	if err != nil {
-		return quota.Grant{}, wrap(ctx, err, "envoy: taking %d for %q", chunks*size, key)
+		return quota.Grant{}, wrap(ctx, err, "taking %d for %q", chunks*size, key)
 	}
 	if code := resp.GetOverallCode(); code != rlsv3.RateLimitResponse_OK && code != rlsv3.RateLimitResponse_OVER_LIMIT {
-		return quota.Grant{}, fmt.Errorf("sharedquota: envoy: taking %d for %q: overall code %v", chunks*size, key, code)
+		return quota.Grant{}, fmt.Errorf("envoyquota: taking %d for %q: overall code %v", chunks*size, key, code)
 	}
 	g := quota.Grant{Granted: granted(resp.GetStatuses(), size, n)}
 	w = e.learn(key, resp, now)
@@ -215,7 +215,7 @@ func granted(statuses []*rlsv3.RateLimitResponse_DescriptorStatus, size, n int) 
 
 // request builds the RLS request for chunks of size permits for key: the
 // descriptor once per chunk, with hits_addend = size.
-func (e *Envoy) request(key string, chunks, size int) *rlsv3.RateLimitRequest {
+func (e *Quota) request(key string, chunks, size int) *rlsv3.RateLimitRequest {
 	entries := make([]*ratelimitv3.RateLimitDescriptor_Entry, 0, len(e.cfg.Entries)+1)
 	for _, en := range e.cfg.Entries {
 		entries = append(entries, &ratelimitv3.RateLimitDescriptor_Entry{Key: en.Key, Value: en.Value})
@@ -232,7 +232,7 @@ func (e *Envoy) request(key string, chunks, size int) *rlsv3.RateLimitRequest {
 
 // learn records what resp says about key's limit and current window, and
 // returns it. The statuses are for copies of one descriptor (see request).
-func (e *Envoy) learn(key string, resp *rlsv3.RateLimitResponse, now time.Time) window {
+func (e *Quota) learn(key string, resp *rlsv3.RateLimitResponse, now time.Time) window {
 	w := window{remaining: math.MaxInt}
 	for _, s := range resp.GetStatuses() {
 		lim := s.GetCurrentLimit()
@@ -293,7 +293,7 @@ func unitPeriod(u rlsv3.RateLimitResponse_RateLimit_Unit) time.Duration {
 // limit's unit since the Unix epoch (the reference service aligns its
 // windows so). It returns the zero Time before an answer for key said what
 // its limit is, or if no limit matched.
-func (e *Envoy) WindowEnd(key string, now time.Time) time.Time {
+func (e *Quota) WindowEnd(key string, now time.Time) time.Time {
 	e.mu.Lock()
 	w := e.known[key]
 	e.mu.Unlock()
@@ -308,4 +308,4 @@ func (e *Envoy) WindowEnd(key string, now time.Time) time.Time {
 }
 
 // Close closes the connection to the service.
-func (e *Envoy) Close() error { return e.conn.Close() }
+func (e *Quota) Close() error { return e.conn.Close() }

@@ -1,4 +1,4 @@
-package sharedquota_test
+package redisquota_test
 
 import (
 	"context"
@@ -6,20 +6,20 @@ import (
 	"log"
 	"time"
 
-	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
-	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota/sharedquota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota/redisquota"
 )
 
 // A quota of 600 requests a minute kept in Redis (Memorystore, say) and
 // shared by every process that uses the key "translate". Each batch takes
 // its permits in one round trip, sends what was granted and keeps the rest
 // for RetryAt.
-func ExampleRedis() {
+func ExampleQuota() {
 	rate, err := quota.ParseRate("600/m")
 	if err != nil {
 		log.Fatal(err)
 	}
-	q, err := sharedquota.NewRedis(sharedquota.RedisConfig{Addr: "10.0.0.3:6379", Rate: rate})
+	q, err := redisquota.New(redisquota.Config{Addr: "10.0.0.3:6379", Rate: rate})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -43,8 +43,8 @@ func ExampleRedis() {
 // the slots of its pending calls (with their costs, in units of the rate),
 // sends each call on its slot and gives back the slots it did not use, so
 // that together they make one stream of calls spaced 1/9 s apart.
-func ExampleRedis_Reserve() {
-	q, err := sharedquota.NewRedis(sharedquota.RedisConfig{
+func ExampleQuota_Reserve() {
+	q, err := redisquota.New(redisquota.Config{
 		Addr: "10.0.0.3:6379",
 		Rate: quota.Rate{N: 9, Per: time.Second}, // lead 20 ms, horizon 1 s
 	})
@@ -71,49 +71,10 @@ func ExampleRedis_Reserve() {
 	}
 }
 
-// Envoy's rate-limit service, with the limit in its configuration under the
-// domain "beamthrottle" and the descriptor (quota=translate): a batch is
-// granted what the service's current window has left, and the permits lapse
-// when the window ends.
-func ExampleEnvoy() {
-	entries, err := sharedquota.ParseEntries("quota=translate")
-	if err != nil {
-		log.Fatal(err)
-	}
-	q, err := sharedquota.NewEnvoy(sharedquota.EnvoyConfig{
-		Addr:    "ratelimit.default.svc.cluster.local:8081",
-		Domain:  "beamthrottle",
-		Entries: entries,
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer q.Close()
-
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	g, err := q.Take(ctx, "translate", 10, time.Now())
-	if err != nil {
-		log.Print(err)
-		return
-	}
-	fmt.Println(g.Granted, "granted; ask again at", g.RetryAt, "; spend them before", q.WindowEnd("translate", time.Now()))
-}
-
-func ExampleParseEntries() {
-	entries, err := sharedquota.ParseEntries("quota=translate, project=p1")
-	fmt.Println(entries, err)
-	_, err = sharedquota.ParseEntries("quota")
-	fmt.Println(err)
-	// Output:
-	// [{quota translate} {project p1}] <nil>
-	// sharedquota: descriptor entry "quota": want key=value
-}
-
 func ExampleDefaultBurst() {
 	for _, s := range []string{"600/m", "36000/h", "60/m"} {
 		r, _ := quota.ParseRate(s)
-		fmt.Println(s, sharedquota.DefaultBurst(r))
+		fmt.Println(s, redisquota.DefaultBurst(r))
 	}
 	// Output:
 	// 600/m 10

@@ -1,4 +1,4 @@
-package sharedquota
+package redisquota
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota"
 )
 
 // The scripts of Reserve and Release, sent with EVALSHA, and with EVAL
@@ -44,7 +44,7 @@ func slotSpacing(r quota.Rate) time.Duration {
 // quota.NewSlots refuses them.
 func slotWindow(lead, horizon time.Duration) (time.Duration, time.Duration, error) {
 	if lead < 0 || horizon < 0 {
-		return 0, 0, fmt.Errorf("sharedquota: Redis: Lead and Horizon must not be negative, got %v and %v", lead, horizon)
+		return 0, 0, fmt.Errorf("redisquota: Lead and Horizon must not be negative, got %v and %v", lead, horizon)
 	}
 	if lead == 0 {
 		lead = quota.DefaultLead
@@ -53,7 +53,7 @@ func slotWindow(lead, horizon time.Duration) (time.Duration, time.Duration, erro
 		horizon = quota.DefaultHorizon
 	}
 	if horizon < lead {
-		return 0, 0, fmt.Errorf("sharedquota: Redis: Horizon %v must be at least Lead %v", horizon, lead)
+		return 0, 0, fmt.Errorf("redisquota: Horizon %v must be at least Lead %v", horizon, lead)
 	}
 	return lead, horizon, nil
 }
@@ -76,7 +76,7 @@ func slotWindow(lead, horizon time.Duration) (time.Duration, time.Duration, erro
 // key expires when its TAT has passed (a TAT at or before now means the
 // same as none), so that keys used once do not stay. Reserve reserves for
 // the normal tier.
-func (r *Redis) Reserve(ctx context.Context, key string, n int, now time.Time) (quota.Reservation, error) {
+func (r *Quota) Reserve(ctx context.Context, key string, n int, now time.Time) (quota.Reservation, error) {
 	return r.ReserveTier(ctx, key, quota.TierNormal, n, now)
 }
 
@@ -87,7 +87,7 @@ func (r *Redis) Reserve(ctx context.Context, key string, n int, now time.Time) (
 // quota.ActiveFor; the limit of the tiers below it is a GCRA under
 // "slots:" + key + ":below:" + its name. On a Redis Cluster these keys
 // must be in one hash slot: put the part of key to hash in braces.
-func (r *Redis) ReserveTier(ctx context.Context, key string, tier, n int, now time.Time) (quota.Reservation, error) {
+func (r *Quota) ReserveTier(ctx context.Context, key string, tier, n int, now time.Time) (quota.Reservation, error) {
 	if n <= 0 {
 		return quota.Reservation{}, nil
 	}
@@ -109,10 +109,10 @@ func (r *Redis) ReserveTier(ctx context.Context, key string, tier, n int, now ti
 	v, err := reserveScript.Run(ctx, r.client, keys, args...).Int64Slice()
 	answered := time.Now()
 	if err != nil {
-		return quota.Reservation{}, wrap(ctx, err, "redis: reserving %d for %q", n, key)
+		return quota.Reservation{}, wrap(ctx, err, "reserving %d for %q", n, key)
 	}
 	if len(v) != 6 || v[1] < 0 || v[1] > int64(n) || v[3] < 0 || v[3] > 999 || v[4] < 0 || v[5] <= 0 {
-		return quota.Reservation{}, fmt.Errorf("sharedquota: redis: reserving %d for %q: malformed answer %v", n, key, v)
+		return quota.Reservation{}, fmt.Errorf("redisquota: reserving %d for %q: malformed answer %v", n, key, v)
 	}
 	serverNow := v[5] * 1000 // the script's TIME, in nanoseconds
 	r.clock.observe(sent, answered, serverNow)
@@ -143,7 +143,7 @@ func (r *Redis) ReserveTier(ctx context.Context, key string, tier, n int, now ti
 // made for key, in one round trip, as [quota.Reserver] says: a second
 // script moves the TAT back if it still stands at res's Stamp (a
 // compare-and-set), never before the server's now. now is not used.
-func (r *Redis) Release(ctx context.Context, key string, res quota.Reservation, unused int, _ time.Time) (int, error) {
+func (r *Quota) Release(ctx context.Context, key string, res quota.Reservation, unused int, _ time.Time) (int, error) {
 	unused = min(unused, res.Granted)
 	if unused <= 0 || res.Stamp <= 0 {
 		return 0, nil
@@ -151,10 +151,10 @@ func (r *Redis) Release(ctx context.Context, key string, res quota.Reservation, 
 	back, err := releaseScript.Run(ctx, r.client, []string{slotsPrefix + key},
 		res.Stamp/1000, res.Stamp%1000, unused, int64(r.spacing)).Int()
 	if err != nil {
-		return 0, wrap(ctx, err, "redis: giving back %d for %q", unused, key)
+		return 0, wrap(ctx, err, "giving back %d for %q", unused, key)
 	}
 	if back < 0 || back > unused {
-		return 0, fmt.Errorf("sharedquota: redis: giving back %d for %q: malformed answer %d", unused, key, back)
+		return 0, fmt.Errorf("redisquota: giving back %d for %q: malformed answer %d", unused, key, back)
 	}
 	return back, nil
 }
@@ -162,7 +162,7 @@ func (r *Redis) Release(ctx context.Context, key string, res quota.Reservation, 
 // warmClock reads the server's clock a few times (TIME) for r.clock, so
 // that the first slots are not placed from the first round trip alone,
 // which dials the connection. Errors are left for the reservation to meet.
-func (r *Redis) warmClock(ctx context.Context) {
+func (r *Quota) warmClock(ctx context.Context) {
 	for range clockWarmSamples {
 		sent := time.Now()
 		t, err := r.client.Time(ctx).Result()

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota"
 )
 
 // A shared quota written as a flag value, and the Quota of a pipeline that

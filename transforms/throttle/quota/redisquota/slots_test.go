@@ -1,4 +1,4 @@
-package sharedquota_test
+package redisquota_test
 
 import (
 	"context"
@@ -13,18 +13,18 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/beamthrottle/beamthrottle/internal/services"
-	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
-	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota/sharedquota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota/redisquota"
 )
 
 // Redis hands out slots.
-var _ quota.Reserver = (*sharedquota.Redis)(nil)
+var _ quota.Reserver = (*redisquota.Quota)(nil)
 
 // newSlotsRedis returns a Redis quota over the server at addr with its own
 // client, as a worker has, closed when t ends.
-func newSlotsRedis(t *testing.T, addr string, rate quota.Rate, lead, horizon time.Duration) *sharedquota.Redis {
+func newSlotsRedis(t *testing.T, addr string, rate quota.Rate, lead, horizon time.Duration) *redisquota.Quota {
 	t.Helper()
-	q, err := sharedquota.NewRedis(sharedquota.RedisConfig{Addr: addr, Rate: rate, Lead: lead, Horizon: horizon})
+	q, err := redisquota.New(redisquota.Config{Addr: addr, Rate: rate, Lead: lead, Horizon: horizon})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,14 +274,14 @@ func TestRedisSlotsErrors(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
 		res, err := q.Reserve(ctx, "k", 1, time.Now())
-		if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "sharedquota: redis: reserving") {
-			t.Errorf("Reserve from a server that never answers = %+v, %v; want a sharedquota error with context.DeadlineExceeded", res, err)
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "redisquota: reserving") {
+			t.Errorf("Reserve from a server that never answers = %+v, %v; want a redisquota error with context.DeadlineExceeded", res, err)
 		}
 		ctx, cancel = context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
 		back, err := q.Release(ctx, "k", held, 2, time.Now())
-		if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "sharedquota: redis: giving back") {
-			t.Errorf("Release to a server that never answers = %d, %v; want a sharedquota error with context.DeadlineExceeded", back, err)
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "redisquota: giving back") {
+			t.Errorf("Release to a server that never answers = %d, %v; want a redisquota error with context.DeadlineExceeded", back, err)
 		}
 	})
 
@@ -308,20 +308,20 @@ func TestRedisSlotsErrors(t *testing.T) {
 	})
 }
 
-func TestNewRedisRefusesSlots(t *testing.T) {
+func TestNewRefusesSlots(t *testing.T) {
 	rate := quota.Rate{N: 10, Per: time.Second}
 	tests := []struct {
 		name string
-		cfg  sharedquota.RedisConfig
+		cfg  redisquota.Config
 	}{
-		{"negative lead", sharedquota.RedisConfig{Addr: "localhost:6379", Rate: rate, Lead: -time.Millisecond}},
-		{"negative horizon", sharedquota.RedisConfig{Addr: "localhost:6379", Rate: rate, Horizon: -time.Second}},
-		{"horizon before lead", sharedquota.RedisConfig{Addr: "localhost:6379", Rate: rate, Lead: time.Second, Horizon: time.Millisecond}},
+		{"negative lead", redisquota.Config{Addr: "localhost:6379", Rate: rate, Lead: -time.Millisecond}},
+		{"negative horizon", redisquota.Config{Addr: "localhost:6379", Rate: rate, Horizon: -time.Second}},
+		{"horizon before lead", redisquota.Config{Addr: "localhost:6379", Rate: rate, Lead: time.Second, Horizon: time.Millisecond}},
 	}
 	for _, tc := range tests {
-		if q, err := sharedquota.NewRedis(tc.cfg); err == nil {
+		if q, err := redisquota.New(tc.cfg); err == nil {
 			q.Close()
-			t.Errorf("%s: NewRedis(%+v) succeeded, want an error", tc.name, tc.cfg)
+			t.Errorf("%s: New(%+v) succeeded, want an error", tc.name, tc.cfg)
 		}
 	}
 }
@@ -336,8 +336,8 @@ func TestNewRedisRefusesSlots(t *testing.T) {
 func TestRedisSlotsShares(t *testing.T) {
 	r := services.StartRedis(t)
 	rate := quota.Rate{N: 100, Per: time.Second} // spacing 10 ms; the low tier's cap 10/s
-	newQ := func() *sharedquota.Redis {
-		q, err := sharedquota.NewRedis(sharedquota.RedisConfig{Addr: r.Addr, Rate: rate, Shares: quota.Shares{High: 0.9}})
+	newQ := func() *redisquota.Quota {
+		q, err := redisquota.New(redisquota.Config{Addr: r.Addr, Rate: rate, Shares: quota.Shares{High: 0.9}})
 		if err != nil {
 			t.Fatal(err)
 		}

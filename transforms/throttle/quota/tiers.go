@@ -112,7 +112,7 @@ func (s Shares) Caps(t int, spacing time.Duration) []Cap {
 // now: how many units its GCRA, whose TAT is ahead of now (negative when
 // it has passed), lets start by horizon. Its TAT moves by spacing per unit
 // granted, from now at the earliest. The Redis script of package
-// sharedquota does the same arithmetic.
+// redisquota does the same arithmetic.
 func capSlots(ahead, spacing, horizon time.Duration) int {
 	ahead = max(ahead, 0)
 	if ahead > horizon {

@@ -1,4 +1,4 @@
-package sharedquota
+package redisquota
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/beamthrottle/beamthrottle/internal/services"
-	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota"
 )
 
 // TestCheckRate: the first client of a key records its rate and burst;

@@ -1,4 +1,4 @@
-package sharedquota
+package redisquota
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota"
 )
 
 // RateRecordTTL is how long Redis keeps the record of a quota key's rate and
@@ -65,7 +65,7 @@ func CheckRate(ctx context.Context, c redis.UniversalClient, key string, rate qu
 	want := rateRecord(rate, burst)
 	res, err := checkRateScript.Run(ctx, c, []string{RateRecordKey(key)}, want, RateRecordTTL.Milliseconds()).Text()
 	if err != nil {
-		return fmt.Errorf("sharedquota: checking the rate of quota key %q: %w", key, err)
+		return fmt.Errorf("redisquota: checking the rate of quota key %q: %w", key, err)
 	}
 	if res == "" {
 		return nil

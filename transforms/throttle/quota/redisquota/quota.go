@@ -1,4 +1,4 @@
-package sharedquota
+package redisquota
 
 import (
 	"context"
@@ -13,18 +13,18 @@ import (
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/beamthrottle/beamthrottle/transforms/throttle/internal/quota"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota"
 )
 
-// RedisConfig configures a [Redis] quota.
-type RedisConfig struct {
+// Config configures a [Quota].
+type Config struct {
 	// Addr is the Redis server's host:port, such as a Memorystore
 	// instance's. It is ignored when Client is set. The client made for it
 	// fails fast, for the caller to fail open or closed: one dial attempt
 	// (2 s at most), one retry of a command whose connection broke, and
 	// reads and writes of 1 s at most; ctx's deadline bounds each Take too.
 	// go-redis then logs through log/slog's default logger, at warning
-	// level (see [NewRedis]).
+	// level (see [New]).
 	Addr string
 	// Client, when set, is used instead of a client for Addr: for TLS,
 	// authentication or a cluster. Give it ContextTimeoutEnabled so that
@@ -44,12 +44,12 @@ type RedisConfig struct {
 	// quota.DefaultLead and quota.DefaultHorizon. Take ignores them.
 	Lead, Horizon time.Duration
 	// Shares keeps parts of the rate of Reserve's slots for higher priority
-	// tiers (see [Redis.ReserveTier]); the zero value keeps nothing. Take
+	// tiers (see [Quota.ReserveTier]); the zero value keeps nothing. Take
 	// ignores it.
 	Shares quota.Shares
 }
 
-// DefaultBurst returns the burst used when RedisConfig.Burst is zero: one
+// DefaultBurst returns the burst used when Config.Burst is zero: one
 // second of the rate, rounded up, and at least 1 (10 for 600/m or 36000/h,
 // 1 for 60/m). A group that was quiet can then take one second's worth at
 // once, and no more, so the quota is spent evenly even when it is counted
@@ -65,7 +65,7 @@ func DefaultBurst(r quota.Rate) int {
 	return int(b)
 }
 
-// Redis is a [quota.Quota] kept in Redis by the generic cell rate
+// Quota is a [quota.Quota] kept in Redis by the generic cell rate
 // algorithm (GCRA) of github.com/go-redis/redis_rate, which runs as a Lua
 // script on the server with plain commands (EVALSHA, GET, SET, TIME), so it
 // works unchanged against Memorystore. Every client that uses the same key
@@ -77,7 +77,7 @@ func DefaultBurst(r quota.Rate) int {
 // Burst, with AllowAtMost, in one round trip. That call, when it grants less
 // than asked, also spends the fraction of a permit the bucket held, which
 // would lose up to a permit on every partial grant (a third of the quota,
-// measured, when groups ask every 1.5 emission intervals). So Redis counts in
+// measured, when groups ask every 1.5 emission intervals). So Quota counts in
 // units of 1/scale of a permit (scale = 1000, fewer for rates above 100 a
 // second; the stored state, a time, means the same at any scale) and keeps
 // the fraction it was given but could not grant as a credit for the key,
@@ -88,14 +88,14 @@ func DefaultBurst(r quota.Rate) int {
 // hair short, so the bucket is one unit (1/scale of a permit) larger than
 // Burst.
 //
-// Redis is also a [quota.Reserver]: Reserve hands out time slots of
+// Quota is also a [quota.Reserver]: Reserve hands out time slots of
 // the same Rate from a GCRA of its own, under the Redis key "slots:" + key,
 // so that every worker sends on its own slots and all of them together make
-// one evenly spaced stream (see [Redis.Reserve]). Take and Reserve do not
+// one evenly spaced stream (see [Quota.Reserve]). Take and Reserve do not
 // share their state: use one or the other for a key.
 //
-// Redis is safe for concurrent use. Create it with [NewRedis].
-type Redis struct {
+// Quota is safe for concurrent use. Create it with [New].
+type Quota struct {
 	lim    *redis_rate.Limiter
 	limit  redis_rate.Limit // in units
 	scale  int              // units per permit
@@ -118,40 +118,35 @@ type Redis struct {
 // float64 seconds it computes with (about 0.1 µs in this century).
 const maxUnitRate = 1e5
 
-// NewRedis returns a Redis quota for cfg, or an error beginning
-// "sharedquota:" if cfg is invalid. It does not contact the server.
+// New returns a Quota for cfg, or an error beginning
+// "redisquota:" if cfg is invalid. It does not contact the server.
 //
 // When it makes the client (cfg.Client is nil), it routes go-redis's own log
 // lines ("redis: connection pool: failed to dial ...") through log/slog's
 // default logger, at warning level: go-redis has one logger for the whole
 // process (redis.SetLogger), which otherwise writes to stderr.
-func NewRedis(cfg RedisConfig) (*Redis, error) {
+func New(cfg Config) (*Quota, error) {
 	if err := cfg.Rate.Validate(); err != nil {
-		return nil, fmt.Errorf("sharedquota: Redis: %w", err)
+		return nil, fmt.Errorf("redisquota: %w", err)
 	}
 	if cfg.Burst < 0 {
-		return nil, fmt.Errorf("sharedquota: Redis: Burst must not be negative, got %d", cfg.Burst)
+		return nil, fmt.Errorf("redisquota: Burst must not be negative, got %d", cfg.Burst)
 	}
 	lead, horizon, err := slotWindow(cfg.Lead, cfg.Horizon)
 	if err != nil {
 		return nil, err
 	}
 	if err := cfg.Shares.Validate(); err != nil {
-		return nil, fmt.Errorf("sharedquota: Redis: %w", err)
+		return nil, fmt.Errorf("redisquota: %w", err)
 	}
 	if cfg.Client == nil && cfg.Addr == "" {
-		return nil, errors.New("sharedquota: Redis: Addr or Client is required")
+		return nil, errors.New("redisquota: Addr or Client is required")
 	}
-	burst := cfg.Burst
-	if burst == 0 {
-		burst = DefaultBurst(cfg.Rate)
+	scale, burst, err := units(cfg.Rate, cfg.Burst)
+	if err != nil {
+		return nil, err
 	}
-	scale := int(min(1000, maxUnitRate/cfg.Rate.PerSecond()))
-	scale = max(scale, 1)
-	if cfg.Rate.N > math.MaxInt32/scale || burst >= math.MaxInt32/scale {
-		return nil, fmt.Errorf("sharedquota: Redis: rate %v or burst %d is too large", cfg.Rate, burst)
-	}
-	r := &Redis{
+	r := &Quota{
 		// One unit more than the burst: the script's float arithmetic can find
 		// a full bucket a hair short of its size, and it truncates what it
 		// grants, so a bucket of exactly burst·scale units would grant one
@@ -185,14 +180,28 @@ func NewRedis(cfg RedisConfig) (*Redis, error) {
 	return r, nil
 }
 
+// units returns how many units make a permit of a quota of rate (see
+// [Quota]) and its burst in permits (DefaultBurst for 0), or an error if
+// they are too large for the script's integer arithmetic.
+func units(rate quota.Rate, burst int) (scale, permits int, err error) {
+	if burst == 0 {
+		burst = DefaultBurst(rate)
+	}
+	scale = max(int(min(1000, maxUnitRate/rate.PerSecond())), 1)
+	if rate.N > math.MaxInt32/scale || burst >= math.MaxInt32/scale {
+		return 0, 0, fmt.Errorf("redisquota: rate %v or burst %d is too large", rate, burst)
+	}
+	return scale, burst, nil
+}
+
 // Burst returns the most permits one Take can grant.
-func (r *Redis) Burst() int { return r.burst }
+func (r *Quota) Burst() int { return r.burst }
 
 // Take asks Redis for n permits for key in one round trip and grants the
-// whole permits the bucket holds, up to n and at most Burst; see [Redis].
+// whole permits the bucket holds, up to n and at most Burst; see [Quota].
 // When it grants fewer than n, RetryAt is when the bucket will hold the next
 // whole permit, had nobody else asked.
-func (r *Redis) Take(ctx context.Context, key string, n int, now time.Time) (quota.Grant, error) {
+func (r *Quota) Take(ctx context.Context, key string, n int, now time.Time) (quota.Grant, error) {
 	if n <= 0 {
 		return quota.Grant{}, nil
 	}
@@ -202,7 +211,7 @@ func (r *Redis) Take(ctx context.Context, key string, n int, now time.Time) (quo
 	// bucket to overflow.
 	res, err := r.lim.AllowAtMost(ctx, key, r.limit, want*r.scale)
 	if err != nil {
-		return quota.Grant{}, wrap(ctx, err, "redis: taking %d for %q", n, key)
+		return quota.Grant{}, wrap(ctx, err, "taking %d for %q", n, key)
 	}
 	r.mu.Lock()
 	units := r.credit[key] + res.Allowed
@@ -226,9 +235,9 @@ func (r *Redis) Take(ctx context.Context, key string, n int, now time.Time) (quo
 	return g, nil
 }
 
-// Close closes the client NewRedis made for Addr; a Client from the config
+// Close closes the client New made for Addr; a Client from the config
 // is left open.
-func (r *Redis) Close() error {
+func (r *Quota) Close() error {
 	if r.owned {
 		return r.client.Close()
 	}
