@@ -92,9 +92,10 @@ func (f *Firing) Reset(cfg Config, env Env, fire, start time.Time) {
 }
 
 // Taking makes the firing ask for its elements as it needs them (Take),
-// until Taken: a driver whose queue is cheap to read one element at a
-// time (the simulator) then reads no more than the firing decides on. A
-// driver that adds its elements up front does not call it.
+// until Taken: a driver then reads no more of its queue than the firing
+// decides on, and takes more in place of elements that ran out of
+// waiting. Both of the project's drivers (the transform's DoFn and the
+// simulator) call it; a driver may instead add its elements up front.
 func (f *Firing) Taking() { f.taking = true }
 
 // Taken tells the firing that no more elements are eligible.

@@ -42,6 +42,9 @@ type driver struct {
 	waiting []item          // elements whose cache key another element of this firing holds
 	settled []settled       // cache keys whose element was routed since the driver last looked
 
+	takes   int  // times the core took from the queue (take)
+	drained bool // the queue had fewer elements than the core asked for
+
 	calls []*call // the core's calls, by number: carried, then sent
 	open  []*call // the calls under way, and some answered since (collect drops them)
 	flown []flown // the calls it ended with under way
@@ -83,6 +86,7 @@ func (fr *driver) begin() *firing.Firing {
 		env.Quota = fr.quota
 	}
 	fr.core = firing.New(f.coreConfig(), env, fr.fire, fr.start())
+	fr.core.Taking() // elements come from the queue as the core asks (drive)
 	return fr.core
 }
 
@@ -90,23 +94,11 @@ func (fr *driver) begin() *firing.Firing {
 func (f *throttleFn) coreConfig() firing.Config {
 	strategy := map[Strategy]firing.Strategy{Drop: firing.Drop, Retry: firing.Retry, Postpone: firing.Postpone}[f.Strategy]
 	return firing.NewConfig(firing.Settings{
-		BatchInterval: f.BatchInterval, CallsInFlight: f.CallsInFlight, Paced: f.Mode == ModePaced,
+		BatchInterval: f.BatchInterval, BatchSize: f.BatchSize, CallsInFlight: f.CallsInFlight, Paced: f.Mode == ModePaced,
 		ItemsPerCall: f.ItemsPerCall, BytesPerCall: f.BytesPerCall, CostPerCall: f.CostPerCall,
 		MaxWait: f.MaxWait, MaxStall: f.MaxStall,
 		Strategy: strategy, MaxAttempts: f.MaxAttempts, MaxAge: f.MaxAge,
 	})
-}
-
-// run works through items, which begin's core has not seen yet, and then
-// through what the core asks (see drive). Afterwards requeue and rest hold
-// what goes back to the queue.
-func (fr *driver) run(items []item) {
-	core := fr.begin()
-	now := fr.now()
-	for i := range items {
-		core.Add(now, elemOf(&items[i]))
-	}
-	fr.drive(items)
 }
 
 // call is a call under way or answered; a firing's calls are numbered
@@ -123,15 +115,16 @@ type call struct {
 }
 
 // drive carries out the core's steps until it is done; items are the
-// core's elements, by index. The calls, at most CallsInFlight at once,
+// elements the core was given before (carried calls'), by index, and src
+// gives it more as it asks (take). The calls, at most CallsInFlight at once,
 // each run in a goroutine of their own within the call timeout (a call
 // that outlives it is abandoned with its goroutine, and answered with a
 // timeoutError) and post their answers to the worker's call board; the
 // waits are on the wall clock, woken early by an answer. A call may
 // outlive the firing (the core's Detach): a later firing of the group
 // collects its answer.
-func (fr *driver) drive(items []item) {
-	core := fr.core
+func (fr *driver) drive(items []item, src source) error {
+	core := fr.begin()
 	grp := fr.fn.board.group(fr.key)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -144,7 +137,12 @@ func (fr *driver) drive(items []item) {
 		switch s.Action {
 		case firing.Done:
 			fr.end(items)
-			return
+			return nil
+		case firing.Take:
+			var err error
+			if items, err = fr.take(items, src, s.N); err != nil {
+				return err
+			}
 		case firing.Call:
 			wall := time.Now()
 			c := &call{n: s.Call, items: callItems(items, s.Elems), sent: now,
