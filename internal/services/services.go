@@ -94,6 +94,16 @@ func freePorts(n int) ([]int, error) {
 	return ports, nil
 }
 
+// ClosedAddr returns a loopback address ("127.0.0.1:port") on which nothing
+// listens: a service that is down, for tests of a client's failures.
+func ClosedAddr() (string, error) {
+	ports, err := freePorts(1)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("127.0.0.1:%d", ports[0]), nil
+}
+
 // process is a server child process that can be stopped and started again
 // with the same command line.
 type process struct {

@@ -13,8 +13,7 @@ type source func(n int) ([]item, error)
 
 // maxTakes bounds how many times a firing takes from its queue: the first
 // take fills its batch, and the later ones replace elements that ran out
-// of waiting (MaxWait), were answered by the cache or were postponed by an
-// earlier firing, so that a backlog of expired elements does not eat the
+// of waiting (MaxWait) or were answered by the cache, so that a backlog of expired elements does not eat the
 // batches of the live ones behind it, nor one firing route all of it.
 const maxTakes = 16
 

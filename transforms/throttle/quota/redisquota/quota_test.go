@@ -309,12 +309,11 @@ func TestNewRefuses(t *testing.T) {
 // closedPort returns a loopback address on which nothing listens.
 func closedPort(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := services.ClosedAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addr
 }
 
 // Take of nothing asks nothing.
