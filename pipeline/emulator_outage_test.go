@@ -7,7 +7,7 @@ import (
 
 	"cloud.google.com/go/pubsub/v2/pstest"
 
-	"github.com/beamthrottle/beamthrottle/internal/pubsubadmin"
+	"github.com/beamthrottle/beamthrottle/internal/testenv/pubsubadmin"
 )
 
 // TestDeadLetterSurvivesEmulatorOutage stops the Pub/Sub emulator in the

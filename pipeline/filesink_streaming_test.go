@@ -18,7 +18,7 @@ import (
 
 	"cloud.google.com/go/pubsub/v2/pstest"
 
-	"github.com/beamthrottle/beamthrottle/internal/pubsubadmin"
+	"github.com/beamthrottle/beamthrottle/internal/testenv/pubsubadmin"
 	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
 )
 

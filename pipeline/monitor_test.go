@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/beamthrottle/beamthrottle/internal/prismsplit"
-	"github.com/beamthrottle/beamthrottle/internal/pubsubadmin"
+	"github.com/beamthrottle/beamthrottle/internal/testenv/pubsubadmin"
 	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
 )
 

@@ -15,8 +15,8 @@ import (
 
 	"cloud.google.com/go/pubsub/v2/pstest"
 
-	"github.com/beamthrottle/beamthrottle/internal/pubsubadmin"
-	"github.com/beamthrottle/beamthrottle/internal/services"
+	"github.com/beamthrottle/beamthrottle/internal/testenv/pubsubadmin"
+	"github.com/beamthrottle/beamthrottle/internal/testenv/services"
 	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
 	"github.com/beamthrottle/beamthrottle/testserver"
 )

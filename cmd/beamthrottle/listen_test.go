@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/beamthrottle/beamthrottle/internal/procstat"
+	"github.com/beamthrottle/beamthrottle/internal/harness/procstat"
 )
 
 // TestRunListensOnLoopbackOnly runs the binary on its default runner, the

@@ -4,7 +4,7 @@
 // written to JSONL files and/or Pub/Sub topics.
 //
 //	beamthrottle --input='data/*.jsonl' --url=https://api.example.com/v1/x --output_prefix=out/
-//	beamthrottle --demo      # local demo against an embedded quota server (package internal/demo)
+//	beamthrottle --demo      # local demo against an embedded quota server (package internal/harness/demo)
 //
 // Run with --help for every flag; Beam's own flags (--runner, --endpoint,
 // --project, --region, --temp_location, ...) select and configure the runner.
@@ -25,7 +25,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/dataflow"
 
-	"github.com/beamthrottle/beamthrottle/internal/demo"
+	"github.com/beamthrottle/beamthrottle/internal/harness/demo"
 	"github.com/beamthrottle/beamthrottle/internal/report"
 	"github.com/beamthrottle/beamthrottle/internal/runners"
 	"github.com/beamthrottle/beamthrottle/pipeline"

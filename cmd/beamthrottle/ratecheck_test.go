@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/beamthrottle/beamthrottle/internal/services"
+	"github.com/beamthrottle/beamthrottle/internal/testenv/services"
 	"github.com/beamthrottle/beamthrottle/testserver"
 )
 

@@ -17,7 +17,7 @@
 // results.json; -rewrite runs nothing and rewrites the report from it. It is part of `make bench`, not of `make test`: it takes
 // about ten minutes of wall time, and its numbers depend on the machine.
 //
-// The harness is package internal/livebench; this is its command line.
+// The harness is package internal/harness/livebench; this is its command line.
 package main
 
 import (
@@ -30,7 +30,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
-	"github.com/beamthrottle/beamthrottle/internal/livebench"
+	"github.com/beamthrottle/beamthrottle/internal/harness/livebench"
 )
 
 func main() {

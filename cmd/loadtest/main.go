@@ -21,7 +21,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
-	"github.com/beamthrottle/beamthrottle/internal/loadtest"
+	"github.com/beamthrottle/beamthrottle/internal/harness/loadtest"
 )
 
 func main() {

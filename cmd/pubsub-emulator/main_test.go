@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/beamthrottle/beamthrottle/internal/pubsubadmin"
+	"github.com/beamthrottle/beamthrottle/internal/testenv/pubsubadmin"
 	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
 	"github.com/google/go-cmp/cmp"
 )

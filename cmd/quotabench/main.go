@@ -5,7 +5,7 @@
 // killed or slow; then against a strict limiter (GCRA, no burst) with the
 // elements of a batch job all at once; then priority shares across
 // processes, a high and a low process on one quota of slots
-// (internal/quotabench). It writes -out/results.md, the plots
+// (internal/harness/quotabench). It writes -out/results.md, the plots
 // -out/results.svg and -out/results-strict.svg, and the raw results to
 // -out/results.json, from which -rewrite makes the report again without
 // running anything. With -scenarios, only those run, and the report keeps
@@ -36,7 +36,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/beamthrottle/beamthrottle/internal/quotabench"
+	"github.com/beamthrottle/beamthrottle/internal/harness/quotabench"
 )
 
 func main() {

@@ -22,7 +22,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/beamthrottle/beamthrottle/internal/sim"
+	"github.com/beamthrottle/beamthrottle/internal/harness/sim"
 )
 
 func main() {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
-	"github.com/beamthrottle/beamthrottle/internal/pubsubadmin"
+	"github.com/beamthrottle/beamthrottle/internal/testenv/pubsubadmin"
 	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
 	"github.com/google/go-cmp/cmp"
 )

@@ -7,7 +7,7 @@ import (
 
 	"cloud.google.com/go/pubsub/v2/pstest"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
-	"github.com/beamthrottle/beamthrottle/internal/pubsubadmin"
+	"github.com/beamthrottle/beamthrottle/internal/testenv/pubsubadmin"
 )
 
 // project is the project of every test topic and subscription.

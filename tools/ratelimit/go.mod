@@ -1,4 +1,4 @@
-// Envoy's rate-limit service, pinned as a tool and built by internal/services
+// Envoy's rate-limit service, pinned as a tool and built by internal/testenv/services
 // for the shared-quota tests. It is a module of its own because its
 // dependencies clash with Beam's: in the main module, MVS picks the otelgrpc
 // that Beam needs (v0.68), which no longer has the UnaryServerInterceptor and

@@ -14,7 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
-	"github.com/beamthrottle/beamthrottle/internal/services"
+	"github.com/beamthrottle/beamthrottle/internal/testenv/services"
 	"github.com/beamthrottle/beamthrottle/testserver"
 )
 

@@ -12,8 +12,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
+	"github.com/beamthrottle/beamthrottle/internal/harness/procstat"
 	"github.com/beamthrottle/beamthrottle/internal/prismsplit"
-	"github.com/beamthrottle/beamthrottle/internal/procstat"
 	"github.com/beamthrottle/beamthrottle/testserver"
 )
 

@@ -14,7 +14,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
-	"github.com/beamthrottle/beamthrottle/internal/services"
+	"github.com/beamthrottle/beamthrottle/internal/testenv/services"
 	"github.com/beamthrottle/beamthrottle/testserver"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/beamthrottle/beamthrottle/internal/firing"
-	"github.com/beamthrottle/beamthrottle/internal/sim"
+	"github.com/beamthrottle/beamthrottle/internal/harness/sim"
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 

@@ -1,7 +1,7 @@
 package throttle
 
 // The tests of the shared quota run the real backends: Redis and Envoy's
-// rate-limit service on loopback (internal/services), registered by their
+// rate-limit service on loopback (internal/testenv/services), registered by their
 // packages, as a user's program registers them.
 import (
 	_ "github.com/beamthrottle/beamthrottle/transforms/throttle/quota/envoyquota"

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/beamthrottle/beamthrottle/internal/services"
+	"github.com/beamthrottle/beamthrottle/internal/testenv/services"
 )
 
 // counted is a Store that counts the operations that reach the Store under

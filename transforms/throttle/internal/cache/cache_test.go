@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/beamthrottle/beamthrottle/internal/services"
+	"github.com/beamthrottle/beamthrottle/internal/testenv/services"
 )
 
 // fakeClock is a clock the test moves.

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
-	"github.com/beamthrottle/beamthrottle/internal/services"
+	"github.com/beamthrottle/beamthrottle/internal/testenv/services"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota/envoyquota"
 )

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/beamthrottle/beamthrottle/internal/services"
+	"github.com/beamthrottle/beamthrottle/internal/testenv/services"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota/redisquota"
 )

@@ -12,7 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/beamthrottle/beamthrottle/internal/services"
+	"github.com/beamthrottle/beamthrottle/internal/testenv/services"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota/redisquota"
 )
