@@ -322,7 +322,7 @@ func WithBytesPerCall(n int) Option { return func(c *config) { c.BytesPerCall = 
 
 // WithCost charges each element a cost (tokens, bytes, items) instead of
 // one unit: the pacer paces cost units per second and the shared quota
-// (WithQuota) is taken in cost units (Redis's AllowN, Envoy's hits_addend),
+// (WithQuota) is taken in cost units (Redis's AllowAtMost, Envoy's hits_addend),
 // so a quota stated in tokens per minute holds whatever the elements' sizes.
 // A batched call costs the sum of its elements. E is the input element type
 // (Message for Message inputs), as for WithKeyFunc, and k's type must be
