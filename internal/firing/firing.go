@@ -25,6 +25,7 @@ package firing
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
@@ -123,6 +124,13 @@ func (f *Firing) Add(now time.Time, e Elem) (i int, live bool) {
 	f.left += e.Cost
 	f.live++
 	return i, true
+}
+
+// Grow makes room for n more elements, so that adding them does not
+// copy the firing's bookkeeping as it grows.
+func (f *Firing) Grow(n int) {
+	f.elems = slices.Grow(f.elems, n)
+	f.work = slices.Grow(f.work, n)
 }
 
 // Carry adds a call that an earlier firing of the group sent at sent and

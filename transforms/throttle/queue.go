@@ -92,7 +92,14 @@ func (f *throttleFn) take(sp state.Provider, meta *queueMeta, n int, fireNs int6
 			continue
 		}
 		var rest []item
-		work, rest = takeEligible(work, b.Items, n, fireNs)
+		if len(work) == 0 && len(b.Items) >= n && eligible(b.Items[:n], fireNs) {
+			work, rest = b.Items[:n:n], b.Items[n:] // the batch read is ours: no copy
+		} else {
+			if work == nil {
+				work = make([]item, 0, max(min(int64(n), meta.Size), 0))
+			}
+			work, rest = takeEligible(work, b.Items, n, fireNs)
+		}
 		switch {
 		case len(rest) == 0:
 			if err := f.Queue.Remove(sp, k); err != nil {
@@ -190,6 +197,16 @@ func (f *throttleFn) pick(sp state.Provider, meta *queueMeta, n int, tiers []int
 	}
 	meta.Size -= int64(len(work))
 	return work, nil
+}
+
+// eligible reports whether every item is eligible at fireNs (NotBefore).
+func eligible(items []item, fireNs int64) bool {
+	for i := range items {
+		if items[i].NotBefore > fireNs {
+			return false
+		}
+	}
+	return true
 }
 
 // takeEligible appends to work, in order, the items of from that are

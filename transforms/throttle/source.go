@@ -1,6 +1,7 @@
 package throttle
 
 import (
+	"slices"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
@@ -37,10 +38,14 @@ func (fr *driver) take(items []item, src source, n int) ([]item, error) {
 	}
 	got = fr.fromCache(got)
 	now := fr.now()
+	fr.core.Grow(len(got))
 	for i := range got {
 		fr.core.Add(now, elemOf(&got[i]))
 	}
-	return append(items, got...), nil
+	if len(items) == 0 {
+		return slices.Clip(got), nil // a later take appends to a copy, not to src's array
+	}
+	return append(slices.Grow(items, n), got...), nil // room for the later takes too: the core asks for no more than n in all
 }
 
 // queueSource is the source of a firing of the group whose queue is in sp

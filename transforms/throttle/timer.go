@@ -3,6 +3,7 @@ package throttle
 import (
 	"context"
 	"hash/fnv"
+	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
@@ -69,7 +70,10 @@ func (f *throttleFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Pr
 	// What goes back keeps its place at the head of the queue, oldest
 	// first: it is older than everything behind it. If the pipeline was
 	// interrupted meanwhile, the queue is routed instead.
-	back := append(append(fr.requeue, fr.rest...), fr.waiting...)
+	back := fr.rest
+	if len(fr.requeue)+len(fr.waiting) > 0 {
+		back = slices.Concat(fr.requeue, fr.rest, fr.waiting)
+	}
 	if interrupted() {
 		now := fr.now()
 		for _, it := range back {
