@@ -21,12 +21,18 @@ const (
 	// HTTP 503 with Retry-After, gRPC RESOURCE_EXHAUSTED, or any error for
 	// which errors.Is(err, ErrThrottled) is true.
 	Throttled
-	// Failed is every other error, including timeouts, connection errors and
+	// Failed is every other error, including timeouts, lost connections and
 	// cancelled or expired contexts.
 	Failed
+	// Unreachable is a call that never reached the server: its connection
+	// could not be made (refused, no route, no such host). It fails like
+	// [Failed], and the throttle also backs off as from a throttling
+	// answer, taking it as a sign that the service is down rather than
+	// that the element is bad.
+	Unreachable
 )
 
-// String returns "success", "throttled" or "failed".
+// String returns "success", "throttled", "failed" or "unreachable".
 func (c Class) String() string {
 	switch c {
 	case Success:
@@ -35,6 +41,8 @@ func (c Class) String() string {
 		return "throttled"
 	case Failed:
 		return "failed"
+	case Unreachable:
+		return "unreachable"
 	}
 	return "Class(" + strconv.Itoa(int(c)) + ")"
 }
@@ -46,6 +54,8 @@ func (c Class) String() string {
 //     RESOURCE_EXHAUSTED is [Throttled], even without Throttled set;
 //   - a gRPC status error (status.FromError, which also looks through
 //     wrapping) with code RESOURCE_EXHAUSTED is [Throttled];
+//   - a failed dial (*net.OpError with Op "dial", anywhere in the chain)
+//     is [Unreachable];
 //   - anything else is [Failed].
 //
 // It never looks at error messages.
@@ -63,21 +73,15 @@ func Classify(err error) Class {
 	if s, ok := status.FromError(err); ok && s.Code() == codes.ResourceExhausted {
 		return Throttled
 	}
+	if op, ok := errors.AsType[*net.OpError](err); ok && op.Op == "dial" {
+		return Unreachable
+	}
 	return Failed
 }
 
-// Unreachable reports whether err says that a call never reached the
-// server: its connection could not be made (refused, no route, no such
-// host: a failed dial, *net.OpError with Op "dial", anywhere in the
-// chain). Such an error is [Failed] for [Classify]; the throttle also takes
-// it as a sign that the service is down, not that the element is bad.
-func Unreachable(err error) bool {
-	op, ok := errors.AsType[*net.OpError](err)
-	return ok && op.Op == "dial"
-}
-
 // Classifier lets users override [Classify], for example to treat a
-// vendor's HTTP 403 as throttling. Implementations are named struct types
+// vendor's HTTP 403 as throttling, or a failed dial as a plain failure
+// ([Failed] rather than [Unreachable]). Implementations are named struct types
 // registered with beam.RegisterType, configured through exported fields, and
 // safe for concurrent use.
 type Classifier interface {
@@ -97,7 +101,7 @@ type StatusClassifier struct {
 // gRPC status), and [Classify]'s answer otherwise.
 func (c StatusClassifier) Classify(err error) Class {
 	class := Classify(err)
-	if class != Failed {
+	if class == Success || class == Throttled {
 		return class
 	}
 	if se, ok := errors.AsType[*StatusError](err); ok {
@@ -111,7 +115,7 @@ func (c StatusClassifier) Classify(err error) Class {
 			return Throttled
 		}
 	}
-	return Failed
+	return class
 }
 
 var _ Classifier = StatusClassifier{}

@@ -70,6 +70,7 @@ func TestClassString(t *testing.T) {
 		{clientcall.Success, "success"},
 		{clientcall.Throttled, "throttled"},
 		{clientcall.Failed, "failed"},
+		{clientcall.Unreachable, "unreachable"},
 		{clientcall.Class(7), "Class(7)"},
 	}
 	for _, tt := range tests {
@@ -211,8 +212,8 @@ func TestStatusError(t *testing.T) {
 }
 
 // TestUnreachable: the HTTP caller's error for a port where nothing
-// listens is unreachable (and Failed); an answer, a timeout or a closed
-// connection is not.
+// listens is Unreachable, for Classify and for a StatusClassifier; an
+// answer, a timeout or a closed connection is not.
 func TestUnreachable(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -224,23 +225,23 @@ func TestUnreachable(t *testing.T) {
 	tests := []struct {
 		name string
 		err  error
-		want bool
+		want clientcall.Class
 	}{
-		{"refused connection", refused, true},
-		{"wrapped", fmt.Errorf("calling: %w", refused), true},
-		{"nil", nil, false},
-		{"HTTP 503", &clientcall.StatusError{StatusCode: 503}, false},
-		{"timeout", &clientcall.StatusError{Err: context.DeadlineExceeded}, false},
-		{"closed mid-answer", &clientcall.StatusError{Err: &net.OpError{Op: "read", Net: "tcp", Err: io.EOF}}, false},
+		{"refused connection", refused, clientcall.Unreachable},
+		{"wrapped", fmt.Errorf("calling: %w", refused), clientcall.Unreachable},
+		{"nil", nil, clientcall.Success},
+		{"HTTP 503", &clientcall.StatusError{StatusCode: 503}, clientcall.Failed},
+		{"timeout", &clientcall.StatusError{Err: context.DeadlineExceeded}, clientcall.Failed},
+		{"closed mid-answer", &clientcall.StatusError{Err: &net.OpError{Op: "read", Net: "tcp", Err: io.EOF}}, clientcall.Failed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := clientcall.Unreachable(tc.err); got != tc.want {
-				t.Errorf("Unreachable(%v) = %v, want %v", tc.err, got, tc.want)
+			if got := clientcall.Classify(tc.err); got != tc.want {
+				t.Errorf("Classify(%v) = %v, want %v", tc.err, got, tc.want)
+			}
+			if got := (clientcall.StatusClassifier{HTTPStatuses: []int{403}}).Classify(tc.err); got != tc.want {
+				t.Errorf("StatusClassifier.Classify(%v) = %v, want %v", tc.err, got, tc.want)
 			}
 		})
-	}
-	if c := clientcall.Classify(refused); c != clientcall.Failed {
-		t.Errorf("Classify(refused) = %v, want failed", c)
 	}
 }

@@ -287,8 +287,8 @@ func TestHTTPConnectionRefused(t *testing.T) {
 	if want := "clientcall: POST " + url + ": "; !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "connection refused") {
 		t.Errorf("got error %q, want prefix %q and \"connection refused\"", err, want)
 	}
-	if got := clientcall.Classify(err); got != clientcall.Failed {
-		t.Errorf("Classify(%v) = %v, want failed", err, got)
+	if got := clientcall.Classify(err); got != clientcall.Unreachable {
+		t.Errorf("Classify(%v) = %v, want unreachable", err, got)
 	}
 }
 

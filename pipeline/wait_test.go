@@ -198,7 +198,7 @@ func TestConnectionRefusedBacksOff(t *testing.T) {
 	if got := int64(len(lines[OutErrors]) + len(lines[OutClientThrottled])); got != n {
 		t.Errorf("%d error and client_throttled lines, want %d", got, n)
 	}
-	if calls, last := p.lastCall(); calls == 0 || !clientcall.Unreachable(last) {
+	if calls, last := p.lastCall(); calls == 0 || clientcall.Classify(last) != clientcall.Unreachable {
 		t.Errorf("monitor told of %d calls, the last failing with %v: want some, the last unreachable", calls, last)
 	}
 	t.Logf("summary %+v", sum)

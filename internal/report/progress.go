@@ -103,7 +103,7 @@ func (p *Progress) Called(t time.Time, err error) {
 		a.refused++
 		a.lastRefuse, a.down = t, false
 		a.retryAfter, _ = clientcall.RetryAfter(err)
-	case clientcall.Unreachable(err):
+	case clientcall.Classify(err) == clientcall.Unreachable:
 		a.refused++
 		a.lastRefuse, a.down, a.retryAfter = t, true, 0
 	default:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -267,22 +268,24 @@ func (fr *driver) answered(items []item, c *call, res callResult, at time.Time) 
 	elems := fr.core.CallElems(c.n)
 	for k := range c.items {
 		_, err := res.of(k)
-		switch fr.fn.classify(err) {
-		case clientcall.Success:
+		class := fr.fn.classify(err) // once: the failure below carries it to the route
+		if class == clientcall.Success {
 			results[k] = firing.Result{Class: firing.Accepted}
 			continue
+		}
+		fl := fr.failureOf(err, class, fr.core.CallProb(c.n))
+		switch class {
 		case clientcall.Throttled:
 			ra, _ := clientcall.RetryAfter(err)
 			results[k] = firing.Result{Class: firing.Throttled, RetryAfter: ra}
+		case clientcall.Unreachable:
+			results[k] = firing.Result{Class: firing.Unreachable}
 		default:
 			results[k] = firing.Result{Class: firing.Failed}
-			if clientcall.Unreachable(err) {
-				results[k].Class = firing.Unreachable
-			}
 		}
-		// The failure is kept with the element: it is its record if it
-		// later runs out of waiting.
-		items[elems[k]].Last = fr.failureOf(err, fr.core.CallProb(c.n))
+		// The failure is kept with the element: it is its record when it is
+		// routed, or if it later runs out of waiting.
+		items[elems[k]].Last = fl
 	}
 	if len(results) > 0 {
 		results[0].Quota = onClock(res.quota, time.Until(fr.now()))
@@ -293,6 +296,8 @@ func (fr *driver) answered(items []item, c *call, res callResult, at time.Time) 
 // end ends the firing: requeue and rest take what goes back to the queue.
 func (fr *driver) end(items []item) {
 	core := fr.core
+	fr.requeue = slices.Grow(fr.requeue, len(core.Requeue()))
+	fr.rest = slices.Grow(fr.rest, len(core.Rest()))
 	for _, k := range core.Requeue() {
 		it := items[k]
 		syncItem(&it, core.Elem(k))

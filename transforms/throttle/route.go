@@ -63,7 +63,7 @@ func (fr *driver) routed(now time.Time, items []item, s firing.Step, calls []*ca
 	var fl failure
 	switch s.Why {
 	case firing.Answered:
-		resp, err := calls[s.Call].res.of(s.Pos)
+		resp, _ := calls[s.Call].res.of(s.Pos)
 		if s.To == firing.Success {
 			fr.t.accepted++
 			fr.ended(&it, now, true)
@@ -71,7 +71,7 @@ func (fr *driver) routed(now time.Time, items []item, s firing.Step, calls []*ca
 			fr.decided(&it, resp, fr.remember(&it, resp))
 			return
 		}
-		fl = fr.failureOf(err, s.Prob)
+		fl = it.Last // classified when its answer came (answered)
 	case firing.Rejected:
 		fl = failure{Outcome: OutcomeClientThrottled, Error: clientThrottledMessage(s.Prob), Prob: s.Prob}
 	case firing.Expired:
@@ -85,14 +85,14 @@ func (fr *driver) routed(now time.Time, items []item, s firing.Step, calls []*ca
 }
 
 // failureOf is the failure of an element whose call ended with err (not
-// nil), decided with the rejection probability p.
-func (fr *driver) failureOf(err error, p float64) failure {
+// nil), classified as class, decided with the rejection probability p.
+func (fr *driver) failureOf(err error, class clientcall.Class, p float64) failure {
 	if err == nil {
 		return failure{}
 	}
 	code, grpc := statusOf(err)
 	fl := failure{Outcome: OutcomeError, Error: err.Error(), Status: code, GRPC: grpc, Prob: p}
-	if fr.fn.classify(err) == clientcall.Throttled {
+	if class == clientcall.Throttled {
 		ra, _ := clientcall.RetryAfter(err)
 		fl.Outcome, fl.RetryAfter = OutcomeServerThrottled, ra.Milliseconds()
 		if code != 0 {
