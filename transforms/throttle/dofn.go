@@ -64,8 +64,9 @@ type throttleFn struct {
 	rng        *rand.Rand
 }
 
-// settings are the DoFn's configuration: what the options set, serialised
-// with the DoFn to the workers.
+// settings are the DoFn's configuration, serialised with the DoFn to the
+// workers: what the options set, in place (config embeds them, so the
+// DoFn takes them whole).
 type settings struct {
 	BatchSize     int
 	BatchInterval time.Duration
