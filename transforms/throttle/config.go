@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/beamthrottle/beamthrottle/internal/defaults"
+	"github.com/beamthrottle/beamthrottle/internal/firing"
 )
 
 // bufferBatch is how many elements the keying step packs into one write to
@@ -65,16 +66,18 @@ func defaultConfig() config {
 	// bound.
 	return config{
 		settings: settings{
-			Groups:        defaults.Groups,
-			BatchSize:     defaults.BatchSize,
-			BatchInterval: defaults.BatchInterval,
+			Settings: firing.Settings{
+				BatchSize:     defaults.BatchSize,
+				BatchInterval: defaults.BatchInterval,
+				MaxAttempts:   defaults.MaxAttempts,
+				MaxAge:        defaults.MaxAge,
+				CallsInFlight: defaults.CallsInFlight,
+				ItemsPerCall:  defaults.ItemsPerCall,
+			},
+			Groups: defaults.Groups,
 			// Mode "" is ModePaced (resolved); Adaptive's zero fields are
 			// adaptive's defaults.
-			MaxAttempts:   defaults.MaxAttempts,
-			MaxAge:        defaults.MaxAge,
-			CallTimeout:   defaults.CallTimeout,
-			CallsInFlight: defaults.CallsInFlight,
-			ItemsPerCall:  defaults.ItemsPerCall,
+			CallTimeout: defaults.CallTimeout,
 		},
 		BufferBatch: bufferBatch,
 	}
