@@ -13,7 +13,6 @@
 package pipeline
 
 import (
-	"cmp"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -22,7 +21,6 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
-	"github.com/beamthrottle/beamthrottle/internal/defaults"
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle"
 
@@ -134,15 +132,15 @@ type Options struct {
 
 // throttleOptions turns Options into transform options, every setting
 // passed as it is, and checks them where the throttle layer defines its
-// rules; the error names the flags at fault (see flagErrors).
+// rules; the error names the flags at fault (see flagErrors). The options
+// a flag sets alone come from its row of flagTable; those several flags
+// make together are built here.
 func (o Options) throttleOptions() ([]throttle.Option, error) {
-	opts := []throttle.Option{throttle.WithGroups(o.Groups), throttle.WithBatchSize(o.BatchSize),
-		throttle.WithBatchInterval(o.BatchInterval), throttle.WithMaxAttempts(o.MaxAttempts),
-		throttle.WithMaxAge(o.MaxAge), throttle.WithCallTimeout(o.CallTimeout), throttle.WithCallsInFlight(o.CallsInFlight),
-		throttle.WithMaxBuffered(o.MaxBuffered), throttle.WithMaxWait(o.maxWait()), throttle.WithMaxStall(o.maxStall()),
-		throttle.WithItemsPerCall(cmp.Or(o.ItemsPerCall, defaults.ItemsPerCall)), throttle.WithBytesPerCall(o.BytesPerCall)}
+	var opts []throttle.Option
+	for _, f := range flagTable(&o) {
+		opts = append(opts, f.option...)
+	}
 	var errs []error
-	opts = append(opts, throttle.WithMode(throttle.Mode(o.Mode))) // "" is the transform's default
 	sre := adaptive.SREConfig{K: o.K, CountFailuresAsRejects: o.FailuresAsRejects}
 	switch strings.ToLower(o.Window) {
 	case "", "fixed":
@@ -172,8 +170,7 @@ func (o Options) throttleOptions() ([]throttle.Option, error) {
 	cache, err := o.cacheOptions()
 	errs = append(errs, err)
 	opts = append(opts, cache...)
-	opts = append(opts, throttle.WithStrategy(throttle.Strategy(o.Strategy)), throttle.WithScope(throttle.Scope(o.Scope)),
-		throttle.WithQuota(q))
+	opts = append(opts, throttle.WithQuota(q))
 	if err := errors.Join(append(errs, throttle.ValidateOptions(opts...))...); err != nil {
 		return nil, flagErrors(err)
 	}

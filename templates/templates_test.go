@@ -29,8 +29,9 @@ import (
 const binaryBuild = "CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -o bin/beamthrottle ./cmd/beamthrottle"
 
 // notParameters are the user-facing flags of the binary that no template
-// offers, with the reason. A flag added later to pipeline.RegisterFlags or to
-// cmd/beamthrottle must become a parameter of every template, or be listed
+// offers, with the reason. A flag added later to pipeline's table of flags
+// (which pipeline.RegisterFlags defines) or to cmd/beamthrottle must become
+// a parameter of every template, or be listed
 // here or in a template's own exclusions below. Beam's own flags (--runner,
 // --project, --region, --temp_location, ...) are not user-facing here: the
 // template launcher sets them.

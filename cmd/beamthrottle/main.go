@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/dataflow"
 
+	"github.com/beamthrottle/beamthrottle/internal/flaghelp"
 	"github.com/beamthrottle/beamthrottle/internal/harness/demo"
 	"github.com/beamthrottle/beamthrottle/internal/report"
 	"github.com/beamthrottle/beamthrottle/internal/runners"
@@ -146,7 +148,7 @@ func onSignals(stderr io.Writer, p *report.Progress, total int64) (context.Conte
 func defineFlags(fs *flag.FlagSet) (*pipeline.Options, *bool) {
 	opts := pipeline.RegisterFlags(fs)
 	wantDemo := fs.Bool("demo", false, "Run the local demo: an embedded quota server on loopback, generated input, outputs under out/.")
-	fs.Usage = func() { usage(fs.Output(), fs, append(pipelineGroups(), demoGroup)) }
+	fs.Usage = func() { usage(fs.Output(), fs, append(slices.Clone(flaghelp.Pipeline), demoGroup)) }
 	return opts, wantDemo
 }
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/beamthrottle/beamthrottle/internal/flaghelp"
 	"github.com/beamthrottle/beamthrottle/internal/runners"
 )
 
@@ -34,34 +35,8 @@ Examples:
   beamthrottle --demo    # the local demo (make run)
 `
 
-// flagGroup is a titled group of flags, for --help.
-type flagGroup struct {
-	Title string
-	Flags []string // flag names, without dashes, in the order to show them
-}
-
-// pipelineGroups returns the flags pipeline.RegisterFlags defines, each in
-// one group, in the order --help shows them.
-func pipelineGroups() []flagGroup {
-	return []flagGroup{
-		{"Source (exactly one of --input, --subscription, --generate)",
-			[]string{"input", "input_format", "subscription", "idle_timeout", "generate", "generate_rate"}},
-		{"Caller", []string{"caller", "url", "method", "content_type", "header", "header_env", "max_response_bytes", "item_status_field"}},
-		{"Throttle", []string{"throttle_mode", "throttle_scope", "k", "window", "reset_interval", "window_size", "bucket",
-			"groups", "batch_size", "batch_interval", "calls_in_flight", "call_timeout", "items_per_call", "bytes_per_call", "cost", "priority",
-			"strategy", "max_attempts", "max_age", "max_wait", "max_buffered", "max_payload_bytes", "failures_as_rejects"}},
-		{"Response cache", []string{"cache", "cache_address", "cache_ttl", "cache_key"}},
-		{"Shared quota", []string{"quota_backend", "quota_address", "quota_key", "quota_rate", "quota_burst",
-			"quota_high_share", "quota_normal_share",
-			"quota_domain", "quota_descriptors", "quota_fail", "quota_timeout"}},
-		{"Outputs", []string{"output_prefix", "success_topic", "dead_letter_topic", "dead_letter_errors", "name"}},
-		{"Pub/Sub", []string{"pubsub_project", "pubsub_emulator", "publish_timeout"}},
-		{"Reprocessing", []string{"reprocess", "max_total_attempts", "parked_topic"}},
-	}
-}
-
 // demoGroup holds the flags cmd/beamthrottle defines itself.
-var demoGroup = flagGroup{Title: "Demo", Flags: []string{"demo"}}
+var demoGroup = flaghelp.Group{Title: "Demo", Flags: []string{"demo"}}
 
 // beamTitle and beamOtherTitle head Beam's flags: the common ones first, in
 // beamCommon's order, then the others in name order.
@@ -105,7 +80,7 @@ const usageWidth = 100
 
 // usage writes --help to w: the header, the flags of groups in their order
 // and then every other flag of fs (Beam's), the common ones first.
-func usage(w io.Writer, fs *flag.FlagSet, groups []flagGroup) {
+func usage(w io.Writer, fs *flag.FlagSet, groups []flaghelp.Group) {
 	io.WriteString(w, usageHeader)
 	shown := map[string]bool{}
 	section := func(title string, names []string) {

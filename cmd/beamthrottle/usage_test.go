@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/beamthrottle/beamthrottle/internal/flaghelp"
 	"github.com/beamthrottle/beamthrottle/internal/runners"
 	"github.com/beamthrottle/beamthrottle/pipeline"
 )
@@ -125,12 +126,13 @@ func TestUsage(t *testing.T) {
 }
 
 // TestPipelineGroups: every flag pipeline.RegisterFlags defines is in
-// exactly one group, and every grouped name is such a flag.
+// exactly one group of flaghelp.Pipeline, and every grouped name is such a
+// flag.
 func TestPipelineGroups(t *testing.T) {
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	pipeline.RegisterFlags(fs)
 	seen := map[string]string{}
-	for _, g := range pipelineGroups() {
+	for _, g := range flaghelp.Pipeline {
 		if g.Title == "" || len(g.Flags) == 0 {
 			t.Errorf("group %q with flags %q: want a title and flags", g.Title, g.Flags)
 		}
@@ -146,7 +148,7 @@ func TestPipelineGroups(t *testing.T) {
 	}
 	fs.VisitAll(func(f *flag.Flag) {
 		if _, ok := seen[f.Name]; !ok {
-			t.Errorf("--%s is in no group of pipelineGroups", f.Name)
+			t.Errorf("--%s is in no group of flaghelp.Pipeline", f.Name)
 		}
 	})
 }

@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"time"
 
 	"github.com/beamthrottle/beamthrottle/internal/defaults"
-	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
+	"github.com/beamthrottle/beamthrottle/internal/firing"
 )
 
 // bufferBatch is how many elements the keying step packs into one write to
@@ -46,57 +45,41 @@ func (h hook) check(option string, elemT reflect.Type) error {
 	return nil
 }
 
-// config is filled by Options. Its exported fields are serialised into the
-// DoFns.
+// config is filled by Options: the settings the throttling DoFn takes
+// whole, and the user's values (key, cost, cache key and priority
+// functions, classifier) that the transform checks against the input's
+// type and hands to the DoFns.
 type config struct {
-	Groups        int
-	BatchSize     int
-	BatchInterval time.Duration
-	Mode          Mode
-	Adaptive      adaptive.SREConfig
-	KeyFunc       hook
-	Strategy      Strategy
-	MaxAttempts   int
-	MaxAge        time.Duration
-	CallTimeout   time.Duration
-	CallsInFlight int
-	Classifier    any
-	Seed          uint64
-	HasSeed       bool
-	BufferBatch   int
-	MaxPayload    int
-	MaxBuffered   int
-	MaxWait       time.Duration
-	MaxStall      time.Duration
-	Scope         Scope
-	Quota         QuotaConfig
-	ItemsPerCall  int
-	BytesPerCall  int
-	Cost          hook
-	CostBy        costBy
-	Cache         bool          // WithCache
-	CacheAddr     string        // its Redis address; empty for the in-process LRU
-	CacheTTL      time.Duration // how long a response is kept; 0 until evicted
-	CacheKey      hook          // WithCacheKey
-	Priority      hook          // WithPriority
-
+	settings
+	KeyFunc     hook
+	Classifier  any
+	BufferBatch int
+	MaxPayload  int
+	Cost        hook
+	CostBy      costBy
+	CacheKey    hook // WithCacheKey
+	Priority    hook // WithPriority
 }
 
 func defaultConfig() config {
 	// MaxWait, MaxStall, MaxBuffered, MaxPayload and BytesPerCall are 0: no
 	// bound.
 	return config{
-		Groups:        defaults.Groups,
-		BatchSize:     defaults.BatchSize,
-		BatchInterval: defaults.BatchInterval,
-		// Mode "" is ModePaced (resolved); Adaptive's zero fields are
-		// adaptive's defaults.
-		MaxAttempts:   defaults.MaxAttempts,
-		MaxAge:        defaults.MaxAge,
-		CallTimeout:   defaults.CallTimeout,
-		CallsInFlight: defaults.CallsInFlight,
-		BufferBatch:   bufferBatch,
-		ItemsPerCall:  defaults.ItemsPerCall,
+		settings: settings{
+			Settings: firing.Settings{
+				BatchSize:     defaults.BatchSize,
+				BatchInterval: defaults.BatchInterval,
+				MaxAttempts:   defaults.MaxAttempts,
+				MaxAge:        defaults.MaxAge,
+				CallsInFlight: defaults.CallsInFlight,
+				ItemsPerCall:  defaults.ItemsPerCall,
+			},
+			Groups: defaults.Groups,
+			// Mode "" is ModePaced (resolved); Adaptive's zero fields are
+			// adaptive's defaults.
+			CallTimeout: defaults.CallTimeout,
+		},
+		BufferBatch: bufferBatch,
 	}
 }
 
@@ -121,9 +104,13 @@ func ValidateOptions(opts ...Option) error {
 	return err
 }
 
-// resolved fills defaults that depend on other options, and spells the
-// strategy as its constant (an unknown one is left for validate).
+// resolved fills defaults that depend on other options, spells the
+// strategy as its constant (an unknown one is left for validate), and sets
+// the settings the DoFn reads from the user's values (CostPerCall,
+// Priorities).
 func (c config) resolved() config {
+	c.CostPerCall = c.CostBy == costCall
+	c.Priorities = c.Priority.v != nil
 	c.Mode = Mode(strings.ToLower(string(c.Mode)))
 	if c.Mode == "" {
 		c.Mode = ModePaced

@@ -182,8 +182,8 @@ func TestConformance(t *testing.T) {
 			if c.postpone {
 				strategy = Postpone
 			}
-			f := &throttleFn{settings: settings{Strategy: strategy, BatchSize: n, BatchInterval: interval, CallTimeout: time.Minute,
-				CallsInFlight: c.inFlight, MaxWait: c.maxWait, ItemsPerCall: c.perCall}}
+			f := &throttleFn{settings: settings{Strategy: strategy, CallTimeout: time.Minute, Settings: firing.Settings{
+				BatchSize: n, BatchInterval: interval, CallsInFlight: c.inFlight, MaxWait: c.maxWait, ItemsPerCall: c.perCall}}}
 			f.policy = pol
 			answers := slices.Clone(c.answers)
 			caller := conformCaller{mu: new(sync.Mutex), answers: &answers, holds: c.holds, log: dofnLog}

@@ -64,33 +64,29 @@ type throttleFn struct {
 	rng        *rand.Rand
 }
 
-// settings are the DoFn's configuration: what the options set, serialised
-// with the DoFn to the workers.
+// settings are the DoFn's configuration, serialised with the DoFn to the
+// workers: what the options set, in place (config embeds them, so the
+// DoFn takes them whole).
 type settings struct {
-	BatchSize     int
-	BatchInterval time.Duration
-	Mode          Mode
-	Adaptive      adaptive.SREConfig
-	Strategy      Strategy
-	MaxAttempts   int
-	MaxAge        time.Duration
-	CallTimeout   time.Duration
-	CallsInFlight int
-	Seed          uint64
-	HasSeed       bool
-	MaxBuffered   int
-	MaxWait       time.Duration
-	MaxStall      time.Duration
-	Groups        int
-	Scope         Scope
-	Quota         QuotaConfig
-	ItemsPerCall  int           // elements per call at most (WithItemsPerCall)
-	BytesPerCall  int           // payload bytes per call at most, 0 for no bound (WithBytesPerCall)
-	CostPerCall   bool          // WithCallCost: every call costs 1
-	Cache         bool          // WithCache
-	CacheAddr     string        // its Redis address; empty for the in-process LRU
-	CacheTTL      time.Duration // how long a response is kept; 0 until evicted
-	Priorities    bool          // WithPriority: a firing takes the highest tier first
+	// Settings are the settings of the firings' core that the options set
+	// (batch size and interval, calls in flight, items and bytes per call,
+	// max wait and stall, the Retry strategy's bounds): coreConfig passes
+	// them on with the mode and the strategy, the rest the transform's.
+	firing.Settings
+	Mode        Mode
+	Adaptive    adaptive.SREConfig
+	Strategy    Strategy
+	CallTimeout time.Duration
+	Seed        uint64
+	HasSeed     bool
+	MaxBuffered int
+	Groups      int
+	Scope       Scope
+	Quota       QuotaConfig
+	Cache       bool          // WithCache
+	CacheAddr   string        // its Redis address; empty for the in-process LRU
+	CacheTTL    time.Duration // how long a response is kept; 0 until evicted
+	Priorities  bool          // WithPriority: a firing takes the highest tier first
 }
 
 func (f *throttleFn) Setup(ctx context.Context) error {

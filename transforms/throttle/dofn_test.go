@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
+	"github.com/beamthrottle/beamthrottle/internal/firing"
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
@@ -187,7 +188,7 @@ func TestFiringRetryKeepsLastFailure(t *testing.T) {
 	}
 	// Expired later, it keeps its last outcome.
 	var o2 outs
-	fr2 := testFiring(&throttleFn{settings: settings{Strategy: Retry, MaxWait: time.Minute}}, &scriptPolicy{}, &o2)
+	fr2 := testFiring(&throttleFn{settings: settings{Strategy: Retry, Settings: firing.Settings{MaxWait: time.Minute}}}, &scriptPolicy{}, &o2)
 	fr2.clock = func() time.Time { return t0.Add(time.Hour) }
 	fr2.run([]item{it})
 	if got := countsOf(fr2, &o2); got != (counts{ST: 1}) {
@@ -206,7 +207,7 @@ func TestFiringExpires(t *testing.T) {
 	} {
 		t.Run(string(c.strategy), func(t *testing.T) {
 			var o outs
-			fr := testFiring(&throttleFn{settings: settings{Strategy: c.strategy, MaxWait: time.Minute}}, &scriptPolicy{}, &o)
+			fr := testFiring(&throttleFn{settings: settings{Strategy: c.strategy, Settings: firing.Settings{MaxWait: time.Minute}}}, &scriptPolicy{}, &o)
 			its := items("x0", "x0")
 			its[0].Since = t0.Add(-2 * time.Minute).UnixNano() // waited too long
 			fr.run(its)

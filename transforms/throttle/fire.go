@@ -91,15 +91,13 @@ func (fr *driver) begin() *firing.Firing {
 	return fr.core
 }
 
-// coreConfig is the configuration of the firings' core.
+// coreConfig is the configuration of the firings' core: the core's
+// settings as the options set them, with the mode and the strategy.
 func (f *throttleFn) coreConfig() firing.Config {
-	strategy := map[Strategy]firing.Strategy{Drop: firing.Drop, Retry: firing.Retry, Postpone: firing.Postpone}[f.Strategy]
-	return firing.NewConfig(firing.Settings{
-		BatchInterval: f.BatchInterval, BatchSize: f.BatchSize, CallsInFlight: f.CallsInFlight, Paced: f.Mode == ModePaced,
-		ItemsPerCall: f.ItemsPerCall, BytesPerCall: f.BytesPerCall, CostPerCall: f.CostPerCall,
-		MaxWait: f.MaxWait, MaxStall: f.MaxStall,
-		Strategy: strategy, MaxAttempts: f.MaxAttempts, MaxAge: f.MaxAge,
-	})
+	s := f.Settings
+	s.Paced = f.Mode == ModePaced
+	s.Strategy = map[Strategy]firing.Strategy{Drop: firing.Drop, Retry: firing.Retry, Postpone: firing.Postpone}[f.Strategy]
+	return firing.NewConfig(s)
 }
 
 // call is a call under way or answered; a firing's calls are numbered

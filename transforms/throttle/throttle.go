@@ -299,15 +299,8 @@ func tryAdaptive(s beam.Scope, in beam.PCollection, caller any, opts ...Option) 
 		Priority:    priorityV,
 	}, global)
 	okBytes, ct, st, errs := beam.ParDo4(s, &throttleFn{
-		Flush: timers.InProcessingTime("flush"),
-		settings: settings{
-			BatchSize: cfg.BatchSize, BatchInterval: cfg.BatchInterval, Mode: cfg.Mode, Adaptive: cfg.Adaptive,
-			Strategy: cfg.Strategy, MaxAttempts: cfg.MaxAttempts, MaxAge: cfg.MaxAge, CallTimeout: cfg.CallTimeout,
-			CallsInFlight: cfg.CallsInFlight, Seed: cfg.Seed, HasSeed: cfg.HasSeed, MaxBuffered: cfg.MaxBuffered,
-			MaxWait: cfg.MaxWait, MaxStall: cfg.MaxStall, Groups: cfg.Groups, Scope: cfg.Scope, Quota: cfg.Quota,
-			ItemsPerCall: cfg.ItemsPerCall, BytesPerCall: cfg.BytesPerCall, CostPerCall: cfg.CostBy == costCall,
-			Cache: cfg.Cache, CacheAddr: cfg.CacheAddr, CacheTTL: cfg.CacheTTL, Priorities: cfg.Priority.v != nil,
-		},
+		Flush:      timers.InProcessingTime("flush"),
+		settings:   cfg.settings,
 		Caller:     callerV,
 		Classifier: classV,
 		ReqType:    beam.EncodedType{T: reqT},

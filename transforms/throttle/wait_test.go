@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
+	"github.com/beamthrottle/beamthrottle/internal/firing"
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
@@ -78,7 +79,7 @@ func TestFiringMaxStall(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var o outs
-			fr := boundFiring(&throttleFn{settings: settings{Strategy: Postpone, MaxStall: time.Minute, MaxWait: c.maxWait}}, &scriptPolicy{}, &o, c.progress)
+			fr := boundFiring(&throttleFn{settings: settings{Strategy: Postpone, Settings: firing.Settings{MaxStall: time.Minute, MaxWait: c.maxWait}}}, &scriptPolicy{}, &o, c.progress)
 			its := items("x")
 			its[0].Since = t0.Add(-2 * time.Minute).UnixNano()
 			fr.run(its)
@@ -124,7 +125,7 @@ func TestFiringRoutesWhatCannotWait(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var o outs
 			p := &scriptPolicy{script: c.script, retryAt: t0.Add(c.retryAt)}
-			fr := boundFiring(&throttleFn{settings: settings{Strategy: Postpone, MaxWait: c.maxWait, MaxStall: c.maxStall}}, p, &o, time.Time{})
+			fr := boundFiring(&throttleFn{settings: settings{Strategy: Postpone, Settings: firing.Settings{MaxWait: c.maxWait, MaxStall: c.maxStall}}}, p, &o, time.Time{})
 			fr.run(items(c.payloads...))
 			if got := countsOf(fr, &o); got != c.want {
 				t.Errorf("got %+v, want %+v", got, c.want)
@@ -161,7 +162,7 @@ func TestFiringUnreachable(t *testing.T) {
 		t.Run(string(c.strategy), func(t *testing.T) {
 			var o outs
 			p := &scriptPolicy{}
-			fr := boundFiring(&throttleFn{settings: settings{Strategy: c.strategy, MaxWait: time.Minute}}, p, &o, time.Time{})
+			fr := boundFiring(&throttleFn{settings: settings{Strategy: c.strategy, Settings: firing.Settings{MaxWait: time.Minute}}}, p, &o, time.Time{})
 			fr.run(items("down"))
 			if got := countsOf(fr, &o); got != c.want {
 				t.Errorf("got %+v, want %+v", got, c.want)
@@ -179,7 +180,7 @@ func TestFiringUnreachable(t *testing.T) {
 			}
 			// Its wait runs out: an error, not client-throttled.
 			var o2 outs
-			fr2 := boundFiring(&throttleFn{settings: settings{Strategy: Postpone, MaxWait: time.Minute}}, &scriptPolicy{}, &o2, time.Time{})
+			fr2 := boundFiring(&throttleFn{settings: settings{Strategy: Postpone, Settings: firing.Settings{MaxWait: time.Minute}}}, &scriptPolicy{}, &o2, time.Time{})
 			fr2.clock = func() time.Time { return t0.Add(time.Hour) }
 			fr2.run(fr.requeue)
 			if got := countsOf(fr2, &o2); got != (counts{Errs: 1}) {

@@ -22,6 +22,7 @@ var product = []string{
 	"testserver",
 	"internal/firing",
 	"internal/defaults",
+	"internal/flaghelp",
 	"internal/interrupt",
 	"internal/prismsplit",
 	"internal/report",
