@@ -231,6 +231,7 @@ func (q *conformQuota) Settle(_ firing.Permit, sent bool) {
 	q.log.add("settle: returned")
 }
 
-func (q *conformQuota) Missed(firing.Permit)                           { q.log.add("missed") }
-func (q *conformQuota) Slots(time.Duration) (int, time.Duration, bool) { return 0, 0, false }
-func (q *conformQuota) WindowEnd(time.Time) time.Time                  { return time.Time{} }
+func (q *conformQuota) Record(time.Time, firing.Permit, firing.QuotaAnswer) {}
+func (q *conformQuota) Missed(firing.Permit)                                { q.log.add("missed") }
+func (q *conformQuota) Slots(time.Duration) (int, time.Duration, bool)      { return 0, 0, false }
+func (q *conformQuota) WindowEnd(time.Time) time.Time                       { return time.Time{} }
