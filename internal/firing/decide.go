@@ -129,11 +129,11 @@ func (f *Firing) decideOnSlot(now time.Time, tier, cost int) (adaptive.Decision,
 	q, pol := f.env.Quota, f.env.Policy
 	for range 2 { // a second time after a missed slot
 		if !f.slot.OK {
-			if !now.Before(f.deadline) {
+			if !now.Before(f.deadline) && !f.quotaDone { // after a round trip that began in time, the slot is claimed
 				return adaptive.Decision{Verdict: adaptive.Postpone, RetryAt: now}, false
 			}
 			if at := f.quotaRetry; !at.IsZero() { // the driver gave up on the round trip
-				f.quotaRetry = time.Time{}
+				f.quotaRetry, f.quotaDone = time.Time{}, false
 				return adaptive.Decision{Verdict: adaptive.Postpone, RetryAt: at}, false
 			}
 			n, _, _ := q.Slots(slotAhead)
@@ -145,6 +145,7 @@ func (f *Firing) decideOnSlot(now time.Time, tier, cost int) (adaptive.Decision,
 				want = min(want, b)
 			}
 			perm := q.Permit(now, tier, cost, max(want, cost))
+			f.quotaDone = false
 			switch {
 			case perm.Ask && !perm.OK:
 				f.askQuota(perm)
@@ -202,7 +203,7 @@ func (f *Firing) QuotaAnswered(now time.Time, a QuotaAnswer) {
 		return
 	}
 	p := f.ask
-	f.asking, f.ask = false, Permit{}
+	f.asking, f.ask, f.quotaDone = false, Permit{}, !p.OK
 	f.env.Quota.Record(now, p, a)
 	if !a.RetryAt.IsZero() && !p.OK {
 		f.quotaRetry = a.RetryAt

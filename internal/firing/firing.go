@@ -9,9 +9,10 @@
 // carries it out: make a call (Call), route an element (Route), wait until
 // a time or until an answer comes (Wait), make a round trip to the shared
 // quota's service (AskQuota), or end the firing (Done). It feeds each
-// call's answer back with Answered, and the quota's with QuotaAnswered. After Done, Requeue and Rest
-// are the elements that go back to the head of the queue, and Timer is
-// when the group's timer fires next if the queue is not empty.
+// call's answer back with Answered, and the quota's with QuotaAnswered.
+// After Done, Requeue and Rest are the elements that go back to the head
+// of the queue, and Timer is when the group's timer fires next if the
+// queue is not empty.
 //
 // With Config.Detach, a firing does not wait for slow calls: it ends with
 // calls under way (Flying), which the driver keeps (the elements stay in
@@ -67,6 +68,7 @@ type Firing struct {
 	asking      bool      // a round trip to the quota's service is under way (AskQuota)
 	ask         Permit    // the permit that asked for it
 	quotaRetry  time.Time // the driver gave up on it: the next call waits until then
+	quotaDone   bool      // it was answered, and the firing has not asked the quota since
 	waitUntil   time.Time // a postponement within the firing: no decision before then
 	attempts    int
 	live        int           // live elements added
