@@ -111,29 +111,6 @@ func (p *permitPool) answer(ctx context.Context, perm permits.Permission, g perm
 	p.log(ctx, ch, backoff, err)
 }
 
-// permit is what a firing does with the pool, in one call: ask, and make
-// the round trips the machine asks for until it answers (the firing's core
-// does the same in steps, see poolQuota). The caller's clock is now plus
-// the wall time since.
-func (p *permitPool) permit(ctx context.Context, now time.Time, tier, cost, want int, retry time.Duration) permits.Permission {
-	wall := p.now()
-	for {
-		at := now.Add(p.now().Sub(wall))
-		perm := p.ask(ctx, at, tier, cost, want, retry)
-		if perm.Trip.N == 0 && perm.Kind != permits.Join || perm.Trip.Probe {
-			return perm
-		}
-		g, err, ok := p.trip(ctx, perm, now.Add(p.now().Sub(wall)))
-		p.answer(ctx, perm, g, err, !ok, retry)
-		switch {
-		case perm.Kind == permits.Granted: // the slots reserved ahead
-			return perm
-		case !ok:
-			return permits.Permission{Kind: permits.Refused, Cost: cost, RetryAt: at.Add(retry)}
-		}
-	}
-}
-
 // waitAnswer waits for the round trip under way to end. It reports false
 // if ctx ended first.
 func (p *permitPool) waitAnswer(ctx context.Context) bool {

@@ -459,3 +459,26 @@ func TestPermitPoolHangConcurrent(t *testing.T) {
 		t.Errorf("%d permits in the pool, want none: calls let through failing open had none to give back", p.m.Have())
 	}
 }
+
+// permit is what a firing does with the pool, in one call, for the tests
+// of the pool: ask, and make the round trips the machine asks for until it
+// answers (the firing's core does the same in steps, see poolQuota). The
+// caller's clock is now plus the wall time since.
+func (p *permitPool) permit(ctx context.Context, now time.Time, tier, cost, want int, retry time.Duration) permits.Permission {
+	wall := p.now()
+	for {
+		at := now.Add(p.now().Sub(wall))
+		perm := p.ask(ctx, at, tier, cost, want, retry)
+		if perm.Trip.N == 0 && perm.Kind != permits.Join || perm.Trip.Probe {
+			return perm
+		}
+		g, err, ok := p.trip(ctx, perm, now.Add(p.now().Sub(wall)))
+		p.answer(ctx, perm, g, err, !ok, retry)
+		switch {
+		case perm.Kind == permits.Granted: // the slots reserved ahead
+			return perm
+		case !ok:
+			return permits.Permission{Kind: permits.Refused, Cost: cost, RetryAt: at.Add(retry)}
+		}
+	}
+}
