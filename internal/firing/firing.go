@@ -7,10 +7,12 @@
 // A driver adds the elements it took from the head of the group's queue
 // (Add), then asks for the next action (Next) with the time now, and
 // carries it out: make a call (Call), route an element (Route), wait until
-// a time or until an answer comes (Wait), or end the firing (Done). It
-// feeds each call's answer back with Answered. After Done, Requeue and Rest
-// are the elements that go back to the head of the queue, and Timer is
-// when the group's timer fires next if the queue is not empty.
+// a time or until an answer comes (Wait), make a round trip to the shared
+// quota's service (AskQuota), or end the firing (Done). It feeds each
+// call's answer back with Answered, and the quota's with QuotaAnswered.
+// After Done, Requeue and Rest are the elements that go back to the head
+// of the queue, and Timer is when the group's timer fires next if the
+// queue is not empty.
 //
 // With Config.Detach, a firing does not wait for slow calls: it ends with
 // calls under way (Flying), which the driver keeps (the elements stay in
@@ -64,6 +66,10 @@ type Firing struct {
 	interrupt   bool
 	throttled   bool
 	slot        Permit    // a slot of the quota claimed for the next call and not used yet
+	asking      bool      // a round trip to the quota's service is under way (AskQuota)
+	ask         Permit    // the permit that asked for it
+	quotaRetry  time.Time // the driver gave up on it: the next call waits until then
+	quotaDone   bool      // it was answered, and the firing has not asked the quota since
 	waitUntil   time.Time // a postponement within the firing: no decision before then
 	attempts    int
 	live        int           // live elements added
@@ -192,6 +198,9 @@ func (f *Firing) Next(now time.Time) Step {
 			}
 			return s
 		}
+		if f.asking {
+			return Step{Action: Wait} // for the quota's answer
+		}
 		if f.stopped {
 			break
 		}
@@ -235,7 +244,10 @@ func (f *Firing) Next(now time.Time) Step {
 		}
 		j := f.pack(now)
 		cost := f.costOf(f.work[f.cursor:j])
-		d := f.decide(now, f.elems[i].Tier, cost)
+		d, ask := f.decide(now, f.elems[i].Tier, cost)
+		if ask {
+			continue // AskQuota, from the routes
+		}
 		switch d.Verdict {
 		case adaptive.Send:
 			return f.send(now, j, cost, d.Probability)

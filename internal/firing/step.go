@@ -62,11 +62,12 @@ type Action int
 
 // The actions.
 const (
-	Done  Action = iota // the firing is over
-	Call                // make the call Next returned
-	Route               // route the element Next returned
-	Wait                // wait until Next's time (zero: for an answer only), or an answer
-	Take                // add up to Next's N more elements, or call Taken if there are none
+	Done     Action = iota // the firing is over
+	Call                   // make the call Next returned
+	Route                  // route the element Next returned
+	Wait                   // wait until Next's time (zero: for an answer only), or an answer
+	Take                   // add up to Next's N more elements, or call Taken if there are none
+	AskQuota               // make the round trip to the shared quota's service Next's Permit asks for, then QuotaAnswered
 )
 
 // Step is an action with its details, as Next returns it.
@@ -97,6 +98,9 @@ type Step struct {
 	// Postponed: with Wait, the policy postponed (not waiting for calls in
 	// flight or for a slot of the quota).
 	Postponed bool
+	// Permit: with AskQuota, the quota's permit that asks for the round
+	// trip (its Token is the quota's record of it).
+	Permit Permit
 }
 
 // Why says why an element is routed.

@@ -2,6 +2,7 @@ package throttle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -10,11 +11,14 @@ import (
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
 	"github.com/beamthrottle/beamthrottle/internal/firing"
+	"github.com/beamthrottle/beamthrottle/internal/permits"
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
+	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota"
 )
 
 // The fakes of TestConformance: a scripted policy, API and quota, the API
-// both as the DoFn's caller and as the simulator's backend.
+// both as the DoFn's caller and as the simulator's backend, and a quota's
+// service whose round trips both drivers make.
 
 // conformLog is what one driver did: the decisions, the permits asked for
 // and the routes, in order. It keeps the elements routed, for calls that
@@ -231,6 +235,100 @@ func (q *conformQuota) Settle(_ firing.Permit, sent bool) {
 	q.log.add("settle: returned")
 }
 
-func (q *conformQuota) Missed(firing.Permit)                           { q.log.add("missed") }
-func (q *conformQuota) Slots(time.Duration) (int, time.Duration, bool) { return 0, 0, false }
-func (q *conformQuota) WindowEnd(time.Time) time.Time                  { return time.Time{} }
+func (q *conformQuota) Record(time.Time, firing.Permit, firing.QuotaAnswer) {}
+func (q *conformQuota) Missed(firing.Permit)                                { q.log.add("missed") }
+func (q *conformQuota) Slots(time.Duration) (int, time.Duration, bool)      { return 0, 0, false }
+func (q *conformQuota) WindowEnd(time.Time) time.Time                       { return time.Time{} }
+
+// conformTrip is a scripted round trip to a quota's service: it grants
+// grant permits after delay, with no more before retry from its start if
+// it grants none, or fails.
+type conformTrip struct {
+	grant int
+	retry time.Duration
+	delay time.Duration
+	fail  bool
+}
+
+// conformService is a shared quota whose permits are the transform's
+// machine (internal/permits) and whose service answers its round trips from
+// a script: each driver makes them as the firing's steps (the DoFn's on
+// the wall clock, sleeping the delay; the simulator's on its virtual clock).
+// It asks the service for a call's cost only: the drivers differ in how
+// many elements their firing holds, and so in what it would want.
+type conformService struct {
+	m     *permits.Pool
+	trips []conformTrip
+	n     int
+	log   *conformLog
+}
+
+func newConformService(trips []conformTrip, failOpen bool, log *conformLog) *conformService {
+	return &conformService{m: permits.New(permits.Config{FailOpen: failOpen}), trips: slices.Clone(trips), log: log}
+}
+
+func (q *conformService) Permit(now time.Time, tier, cost, _ int) firing.Permit {
+	p := q.m.Permit(now, now, tier, cost, cost, time.Second)
+	switch p.Kind {
+	case permits.Granted:
+		q.log.add("permit cost %d: granted", cost)
+	case permits.Ask:
+		q.log.add("permit cost %d: ask %d", cost, p.Trip.N)
+	case permits.Refused: // until the service's RetryAt, which the drivers' clocks place alike only to the millisecond
+		q.log.add("permit cost %d: refused", cost)
+	case permits.Open:
+		q.log.add("permit cost %d: open", cost)
+	default:
+		q.log.add("permit cost %d: kind %d", cost, p.Kind)
+	}
+	return firing.Permit{OK: p.OK(), Paid: p.Paid(), RetryAt: p.RetryAt, Token: p, Ask: p.Kind == permits.Ask}
+}
+
+// next answers the next round trip, begun at now.
+func (q *conformService) next(now time.Time) (firing.QuotaAnswer, time.Duration) {
+	tr := conformTrip{fail: true}
+	if q.n < len(q.trips) {
+		tr = q.trips[q.n]
+	}
+	q.n++
+	if tr.fail {
+		q.log.add("round trip %d: failed", q.n)
+		return firing.QuotaAnswer{Err: errors.New("conform: quota service down")}, tr.delay
+	}
+	q.log.add("round trip %d: %d granted after %v", q.n, tr.grant, tr.delay)
+	g := permits.Grant{Grant: quota.Grant{Granted: tr.grant}}
+	if tr.retry > 0 {
+		g.RetryAt = now.Add(tr.retry)
+	}
+	return firing.QuotaAnswer{Answer: g}, tr.delay
+}
+
+// RoundTrip is the simulator's.
+func (q *conformService) RoundTrip(now time.Time, _ firing.Permit) (firing.QuotaAnswer, time.Duration) {
+	return q.next(now)
+}
+
+// roundTrip is the DoFn's.
+func (q *conformService) roundTrip(_ context.Context, now time.Time, _ firing.Permit) firing.QuotaAnswer {
+	a, delay := q.next(now)
+	time.Sleep(delay)
+	return a
+}
+
+func (q *conformService) Record(now time.Time, p firing.Permit, a firing.QuotaAnswer) {
+	g, _ := a.Answer.(permits.Grant)
+	q.m.Answered(p.Token.(permits.Permission).Trip, now, g, a.Err, time.Second)
+}
+
+func (q *conformService) Settle(p firing.Permit, sent bool) {
+	if sent {
+		q.log.add("settle: sent")
+	} else {
+		q.log.add("settle: returned")
+	}
+	q.m.Settle(p.Token.(permits.Permission), sent)
+}
+
+func (q *conformService) Missed(firing.Permit)                           { q.log.add("missed") }
+func (q *conformService) Slots(time.Duration) (int, time.Duration, bool) { return 0, 0, false }
+func (q *conformService) WindowEnd(time.Time) time.Time                  { return time.Time{} }

@@ -25,11 +25,14 @@ import (
 // three verdicts (a Postpone within the firing and beyond it), 429s under
 // Route and under Postpone, MaxWait (elements expired at the firing, during
 // a postponement, and one a postponement strands), batching (ItemsPerCall),
-// two calls in flight answered out of order, elements' costs, and a quota
-// that grants, defers within the firing, and beyond it. Where the drivers
-// differ, because the simulator's firing takes its elements from the queue
-// as it decides and the DoFn's holds its whole batch, a case checks what
-// agrees (see the stranded element and conformQuota).
+// two calls in flight answered out of order, elements' costs, a quota
+// that grants, defers within the firing, and beyond it, and a quota whose
+// round trips to its service are the firing's steps (a grant after a
+// delay, a refusal with a retry, the service down failing open). Where
+// the drivers differ, because the simulator's firing takes its elements
+// from the queue as it decides and the DoFn's holds its whole batch, a
+// case checks what agrees (see the stranded element, conformQuota and
+// conformService).
 //
 // The elements arrive before the firing at times of the case's, the same
 // for both drivers, so that their waits are the same. Where the DoFn's
@@ -53,6 +56,8 @@ func TestConformance(t *testing.T) {
 		perCall  int             // ItemsPerCall
 		costs    []int           // of the elements; nil: 1 each
 		permits  []conformPermit // a shared quota's answers, then grants; nil: no quota
+		trips    []conformTrip   // or the round trips of a quota's service, then failures
+		failOpen bool            // with trips
 		holds    map[int]int     // the DoFn's: the call of element e returns once element holds[e] was routed
 		waits    []time.Duration // the simulator's: the extra latency of each element sent, in order
 		want     []string
@@ -155,6 +160,22 @@ func TestConformance(t *testing.T) {
 				"permit cost 1: retry in 1h0m0s",
 			},
 		},
+		{
+			name:     "the quota's round trips: a grant after a delay, a refusal with a retry, the service down failing open",
+			inFlight: 1, failOpen: true,
+			trips: []conformTrip{{grant: 2, delay: 20 * time.Millisecond}, {retry: 30 * time.Millisecond, delay: 5 * time.Millisecond}, {fail: true}},
+			want: []string{
+				"permit cost 1: ask 1", "round trip 1: 2 granted after 20ms",
+				"permit cost 1: granted", "decide 0 in flight cost 1: send", "settle: sent", "route 0: success",
+				"permit cost 1: granted", "decide 0 in flight cost 1: send", "settle: sent", "route 1: success",
+				"permit cost 1: ask 1", "round trip 2: 0 granted after 5ms",
+				"permit cost 1: refused",
+				"permit cost 1: ask 1", "round trip 3: failed",
+				"permit cost 1: open", "decide 0 in flight cost 1: send", "settle: sent", "route 2: success",
+				"permit cost 1: open", "decide 0 in flight cost 1: send", "settle: sent", "route 3: success",
+				"permit cost 1: open", "decide 0 in flight cost 1: send", "settle: sent", "route 4: success",
+			},
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			n := c.n
@@ -198,6 +219,9 @@ func TestConformance(t *testing.T) {
 			if c.permits != nil {
 				fr.quota = &conformQuota{script: slices.Clone(c.permits), log: dofnLog}
 			}
+			if c.trips != nil {
+				fr.quota = newConformService(c.trips, c.failOpen, dofnLog)
+			}
 			its := make([]item, n)
 			for i := range its {
 				its[i] = item{Payload: []byte(strconv.Itoa(i)), Since: fr.fire.Add(arrivals[i] - interval).UnixNano(), Cost: int64(cost(i))}
@@ -223,6 +247,10 @@ func TestConformance(t *testing.T) {
 			}
 			if c.permits != nil {
 				q := &conformQuota{script: slices.Clone(c.permits), log: simLog}
+				cfg.Quota = func(int) firing.Quota { return q }
+			}
+			if c.trips != nil {
+				q := newConformService(c.trips, c.failOpen, simLog)
 				cfg.Quota = func(int) firing.Quota { return q }
 			}
 			sc := sim.Scenario{Name: "conform", Duration: 2 * time.Second, Phases: []sim.Phase{{Capacity: 1}}, Arrivals: arrivals}

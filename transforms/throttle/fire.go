@@ -13,6 +13,7 @@ import (
 	"github.com/beamthrottle/beamthrottle/clientcall"
 	"github.com/beamthrottle/beamthrottle/internal/firing"
 	"github.com/beamthrottle/beamthrottle/internal/interrupt"
+	"github.com/beamthrottle/beamthrottle/internal/permits"
 )
 
 // firing is one firing of a group's timer, as the DoFn drives it: the rule
@@ -37,6 +38,7 @@ type driver struct {
 
 	t       tally
 	core    *firing.Firing  // the rule of the firing, made by begin
+	env     firing.Env      // what it decides with
 	requeue []item          // elements to try again on a later firing (429s, retries)
 	rest    []item          // elements the policy postponed, not tried in this firing
 	keys    map[string]bool // the cache keys of the elements this firing decides on (WithCache)
@@ -86,6 +88,7 @@ func (fr *driver) begin() *firing.Firing {
 	if fr.quota != nil {
 		env.Quota = fr.quota
 	}
+	fr.env = env
 	fr.core = firing.New(f.coreConfig(), env, fr.fire, fr.start())
 	fr.core.Taking() // elements come from the queue as the core asks (drive)
 	return fr.core
@@ -152,6 +155,8 @@ func (fr *driver) drive(items []item, src source) error {
 			fr.t.calls++
 			fr.t.cost += int64(s.Cost)
 			go fr.invoke(c)
+		case firing.AskQuota:
+			fr.askQuota(now, s)
 		case firing.Route:
 			fr.routed(now, items, s, fr.calls)
 			items = fr.release(now, items)
@@ -347,41 +352,14 @@ func (p progressOf) Last() time.Time {
 
 func (p progressOf) Progressed(at time.Time) { p.m.progressed(at) }
 
-// poolQuota is the worker's permit pool as the core asks it.
-type poolQuota struct {
-	pool  *permitPool
-	ctx   context.Context
-	retry time.Duration // when to ask again while the service is down and failing closed
-}
-
-func (q *poolQuota) Permit(now time.Time, tier, cost, want int) firing.Permit {
-	p := q.pool.permit(q.ctx, now, tier, cost, want, q.retry)
-	return firing.Permit{OK: p.ok, Paid: p.paid, At: p.slot.at, RetryAt: p.retryAt, Token: p}
-}
-
-func (q *poolQuota) Settle(p firing.Permit, sent bool) {
-	q.pool.settle(q.ctx, p.Token.(permission), sent)
-}
-
-func (q *poolQuota) Missed(p firing.Permit) { q.pool.missed(p.Token.(permission)) }
-
-func (q *poolQuota) Slots(d time.Duration) (int, time.Duration, bool) {
-	if q.pool.r == nil {
-		return 0, 0, false
-	}
-	return q.pool.slotsWithin(d), q.pool.slots.tolerance(), true
-}
-
-func (q *poolQuota) WindowEnd(now time.Time) time.Time { return q.pool.windowEnd(now) }
-
 // held returns the slot the firing claimed and did not use, for the pool
 // to take back when the firing ends.
-func (fr *driver) held() permission {
+func (fr *driver) held() permits.Permission {
 	if fr.core == nil {
-		return permission{}
+		return permits.Permission{}
 	}
 	if p, ok := fr.core.Held(); ok {
-		return p.Token.(permission)
+		return p.Token.(permits.Permission)
 	}
-	return permission{}
+	return permits.Permission{}
 }

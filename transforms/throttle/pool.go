@@ -10,26 +10,22 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/beamthrottle/beamthrottle/internal/defaults"
+	"github.com/beamthrottle/beamthrottle/internal/firing"
+	"github.com/beamthrottle/beamthrottle/internal/permits"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota"
 )
 
-// quotaTally counts what a permit pool did and has not reported to Beam
-// yet: a probe may end after the bundle that began it, so the next permit
-// reports it.
-type quotaTally struct {
-	requests, allowed, limited, errors, permits, lapsed, down int64
-	missed, released                                          int64
-}
-
-// report adds t to the Beam metrics of ctx's bundle.
-func (t quotaTally) report(ctx context.Context) {
+// reportTally adds what a permit pool counted and has not reported yet to
+// the Beam metrics of ctx's bundle: a probe may end after the bundle that
+// began it, so the next ask reports it.
+func reportTally(ctx context.Context, t permits.Tally) {
 	for _, c := range []struct {
 		c beam.Counter
 		n int64
 	}{
-		{quotaRequests, t.requests}, {quotaAllowed, t.allowed}, {quotaLimited, t.limited},
-		{quotaErrors, t.errors}, {quotaPermits, t.permits}, {quotaLapsed, t.lapsed}, {quotaDown, t.down},
-		{quotaMissed, t.missed}, {quotaReleased, t.released},
+		{quotaRequests, t.Requests}, {quotaAllowed, t.Allowed}, {quotaLimited, t.Limited},
+		{quotaErrors, t.Errors}, {quotaPermits, t.Permits}, {quotaLapsed, t.Lapsed}, {quotaDown, t.Down},
+		{quotaMissed, t.Missed}, {quotaReleased, t.Released},
 	} {
 		if c.n != 0 {
 			c.c.Inc(ctx, c.n)
@@ -37,160 +33,93 @@ func (t quotaTally) report(ctx context.Context) {
 	}
 }
 
-// permitPool holds the permits a worker took from the shared quota and has
-// not spent yet, for all the groups of a transform on the worker: a firing
-// that needs a permit takes one from the pool, and asks the quota for a
-// batch when the pool is empty. Permits left over by one firing are spent by
-// the next, of any group, so none is lost; except with a quota counted in
-// fixed windows (quota.Windowed), whose permits lapse at the end of their
-// window.
+// permitPool is the DoFn's driver of a worker's permits of the shared
+// quota (a permits.Pool), for all the groups of a transform on the worker:
+// the rule (what the worker holds, when to ask the service, the service's
+// health) is the machine's; this side keeps the concurrency and the I/O.
+// It holds one lock around the machine, never during a round trip; makes
+// the round trips the machine asks for, one at a time (a firing that must
+// wait for another's round trip waits for answered); and runs the probe of
+// a service that is down in the background, its permits going to the
+// machine.
 //
-// The pool never holds its lock during a round trip to the service, and
-// makes one at a time (see breaker): while the service answers, a firing
-// that needs permits during another's round trip waits for its answer;
-// once a round trip fails (an error, or no answer within the timeout), the
-// service is down and every firing decides at once without it, failing
-// open or closed, until a probe, one per back-off, finds it answering
-// again. A probe runs in the background: the firing that starts it does
-// not wait for it either, and the permits it brings go to the pool.
-//
-// The zero value, with cfg and q set, is ready to use; it is safe for
-// concurrent use.
+// The zero value is not usable: make one with newPermitPool. It is safe
+// for concurrent use.
 type permitPool struct {
-	cfg     QuotaConfig
-	q       quota.Quota
-	r       quota.Reserver   // q, if the quota hands out time slots; else nil
-	rate    float64          // with r: the quota's rate, in cost units per second
-	spacing time.Duration    // with r: the time between the quota's slots
-	clock   func() time.Time // the wall clock (of the back-off, and of the time round trips take); nil means time.Now
+	cfg   QuotaConfig
+	q     quota.Quota
+	r     quota.Reserver   // q, if the quota hands out time slots; else nil
+	rate  float64          // with r: the quota's rate, in cost units per second
+	clock func() time.Time // the wall clock (of the back-off, and of the time round trips take); nil means time.Now
 
 	probes sync.WaitGroup // probes under way
 
 	mu       sync.Mutex
-	have     int           // permits granted and not spent
-	lapse    time.Time     // when they lapse; zero if never
-	retryAt  [3]time.Time  // by tier (tierLow first): the quota said no permits before then
-	tiers    bool          // the quota keeps shares for tiers: reserve and claim by tier
-	health   breaker       // whether the service answers
+	m        *permits.Pool
 	answered chan struct{} // closed when the round trip under way ends; nil if none
-	tally    quotaTally    // not reported yet
-	slots    slotLedger    // with r: the slots reserved and not claimed
-	active   int           // with r: firings under way (begin, end)
 }
 
-// permission is a permit pool's answer to a call asking for permits.
-type permission struct {
-	ok      bool      // the call may be sent
-	paid    bool      // with cost permits of the quota, reserved until settle
-	cost    int       // the call's cost
-	slot    claim     // paid, with a quota of time slots: the call's slot
-	retryAt time.Time // when not ok: when to ask again
-}
-
-// permit reserves cost permits at now (a call's cost, in cost units) for
-// a call of the given priority tier, asking the quota for want (at least
-// what is missing) when the pool holds fewer. With shares kept for tiers
-// (QuotaConfig.HighShare), slots are reserved for the call's tier and a
-// call claims only slots reserved for its tier or a lower one; without,
-// the tier does not matter. Permits granted short of cost stay in the pool for the next ask,
-// so a call costing more than the quota grants at once (Redis's burst) is
-// sent once enough have come. It answers ok (paid: the permits are
-// reserved), or when to ask again. While the service is down it fails open
-// (ok, not paid) or closed (ask again after retry) at once, as configured.
-// Every permission that is ok is settled once the call is decided.
-func (p *permitPool) permit(ctx context.Context, now time.Time, tier, cost, want int, retry time.Duration) permission {
-	var (
-		perm permission
-		note string // a change of the service's state, to log
-		warn bool
-	)
-	if !p.tiers {
-		tier = tierNormal
-	}
-	tier = tierOf(tier)
-	clock := callerClock{now: now, wall: p.now(), read: p.now}
+// ask asks the machine, at now on the caller's clock, for cost permits of
+// tier for a call, want if it asks the service (see permits.Pool.Permit);
+// it starts the probe the machine asks for, and reports the machine's
+// counts.
+func (p *permitPool) ask(ctx context.Context, now time.Time, tier, cost, want int, retry time.Duration) permits.Permission {
 	p.mu.Lock()
-	for {
-		// The caller's clock as it is now: after a wait for another's round
-		// trip or one's own, slots that passed meanwhile lapse, and are not
-		// handed out late.
-		now := clock.current()
-		if p.r != nil {
-			p.tally.lapsed += int64(p.slots.expire(now))
-			if c, ok := p.slots.claim(cost, tier); ok {
-				perm = permission{ok: true, paid: true, cost: cost, slot: c}
-				break
-			}
-		} else {
-			if p.have > 0 && !p.lapse.IsZero() && !now.Before(p.lapse) {
-				p.tally.lapsed += int64(p.have)
-				p.have = 0
-			}
-			if p.have >= cost {
-				p.have -= cost
-				perm = permission{ok: true, paid: true, cost: cost}
-				break
-			}
-		}
-		if at := p.retryAt[tier-tierLow]; now.Before(at) {
-			perm = permission{retryAt: at}
-			break
-		}
-		ask := max(want, cost) - p.have
-		step := p.health.next(p.now())
-		if step == stepWait {
-			if !p.waitAnswer(ctx) {
-				perm = permission{retryAt: now.Add(retry)}
-				break
-			}
-			continue
-		}
-		if step == stepSkip {
-			perm = p.without(cost, now, retry)
-			break
-		}
+	perm := p.m.Permit(now, p.now(), tier, cost, want, retry)
+	if perm.Trip.N > 0 {
 		p.answered = make(chan struct{})
-		p.tally.requests++
-		if step == stepProbe {
+		if perm.Trip.Probe {
 			p.probes.Add(1)
-			go p.probe(context.WithoutCancel(ctx), ask, tier, clock, retry)
-			perm = p.without(cost, now, retry)
-			break
-		}
-		p.mu.Unlock()
-		g, err := p.take(ctx, ask, tier, clock)
-		p.mu.Lock()
-		if err != nil && ctx.Err() != nil { // the caller gave up, not the service
-			p.tally.errors++
-			p.health.abandon()
-			p.endRoundTrip()
-			perm = permission{retryAt: now.Add(retry)}
-			break
-		}
-		if note, warn = p.record(now, ask, retry, g, err); err != nil {
-			perm = p.without(cost, now, retry)
-			break
+			go p.probe(context.WithoutCancel(ctx), perm.Trip, p.now(), retry)
 		}
 	}
-	if perm.paid && p.r != nil && want > cost && p.slots.empty() {
-		if n, w := p.reserveAhead(ctx, clock, tier, want-cost, retry); n != "" {
-			note, warn = n, w
-		}
-	}
-	t := p.tally
-	p.tally = quotaTally{}
+	t := p.m.Tally()
 	p.mu.Unlock()
-	t.report(ctx)
-	p.log(ctx, note, warn)
+	reportTally(ctx, t)
 	return perm
 }
 
-// waitAnswer waits, with p.mu held on entry and on return, for the round
-// trip under way to end. It reports false if ctx ended first.
+// trip carries out, at now on the caller's clock, the round trip perm asks
+// the caller to wait for: another's (Join), or its own. It reports false if
+// ctx ended first (the caller gave up, not the service).
+func (p *permitPool) trip(ctx context.Context, perm permits.Permission, now time.Time) (permits.Grant, error, bool) {
+	if perm.Kind == permits.Join {
+		return permits.Grant{}, nil, p.waitAnswer(ctx)
+	}
+	g, err := p.take(ctx, perm.Trip, now)
+	return g, err, err == nil || ctx.Err() == nil
+}
+
+// answer records the end of the round trip perm asked for: g or err, or
+// abandoned if the caller gave up.
+func (p *permitPool) answer(ctx context.Context, perm permits.Permission, g permits.Grant, err error, gaveUp bool, retry time.Duration) {
+	if perm.Kind == permits.Join {
+		return
+	}
+	p.mu.Lock()
+	var ch permits.Change
+	if gaveUp {
+		p.m.Abandoned()
+	} else {
+		ch = p.m.Answered(perm.Trip, p.now(), g, err, retry)
+	}
+	p.endRoundTrip()
+	t := p.m.Tally()
+	backoff := p.m.Backoff()
+	p.mu.Unlock()
+	reportTally(ctx, t)
+	p.log(ctx, ch, backoff, err)
+}
+
+// waitAnswer waits for the round trip under way to end. It reports false
+// if ctx ended first.
 func (p *permitPool) waitAnswer(ctx context.Context) bool {
+	p.mu.Lock()
 	answered := p.answered
 	p.mu.Unlock()
-	defer p.mu.Lock()
+	if answered == nil {
+		return true
+	}
 	select {
 	case <-answered:
 		return true
@@ -199,145 +128,53 @@ func (p *permitPool) waitAnswer(ctx context.Context) bool {
 	}
 }
 
-// without answers a call for cost permits when the service is down: send
-// it without permits (failing open), or ask again after retry (closed).
-func (p *permitPool) without(cost int, now time.Time, retry time.Duration) permission {
-	if p.cfg.FailOpen {
-		return permission{ok: true, cost: cost}
-	}
-	return permission{retryAt: now.Add(retry)}
-}
-
-// probe makes a round trip to check a service that was down, for ask
-// permits of tier at now, and records its outcome; its counts are reported
-// by the next permit.
-func (p *permitPool) probe(ctx context.Context, ask, tier int, clock callerClock, retry time.Duration) {
+// probe makes the round trip r to check a service that was down, begun at
+// start on the caller's clock, and records its outcome; its counts are
+// reported by the next ask.
+func (p *permitPool) probe(ctx context.Context, r permits.Request, start time.Time, retry time.Duration) {
 	defer p.probes.Done()
-	now := clock.now
-	g, err := p.take(ctx, ask, tier, clock)
+	g, err := p.take(ctx, r, r.At.Add(p.now().Sub(start)))
 	p.mu.Lock()
-	note, warn := p.record(now, ask, retry, g, err)
+	ch := p.m.Answered(r, p.now(), g, err, retry)
+	p.endRoundTrip()
+	backoff := p.m.Backoff()
 	p.mu.Unlock()
-	p.log(ctx, note, warn)
+	p.log(ctx, ch, backoff, err)
 }
-
-// grant is what one round trip to the service brought for a tier: a
-// count of permits, or, with a quota of time slots, the slots of res.
-type grant struct {
-	quota.Grant
-	res  quota.Reservation
-	tier int
-}
-
-// callerClock is the clock of a caller of permit: its now, read when the
-// wall clock read wall. A round trip made later (after waiting for the
-// pool's lock or for another round trip, or in a probe) is asked at the
-// caller's now plus the wall time since, so that the slots it brings are
-// placed where they belong on the caller's clock, not early by the wait.
-type callerClock struct {
-	now, wall time.Time
-	read      func() time.Time // the wall clock (the pool's)
-}
-
-// current is the caller's clock now.
-func (c callerClock) current() time.Time { return c.now.Add(c.read().Sub(c.wall)) }
 
 // take makes one round trip to the service, bounded by the timeout: Take
-// n permits, or Reserve n units of slots for tier, at the caller's clock
-// as it is when the round trip starts.
-func (p *permitPool) take(ctx context.Context, n, tier int, clock callerClock) (grant, error) {
+// r.N permits, or Reserve r.N units of slots for r.Tier, at now on the
+// caller's clock.
+func (p *permitPool) take(ctx context.Context, r permits.Request, now time.Time) (permits.Grant, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout())
 	defer cancel()
-	now := clock.current()
 	if p.r != nil {
-		res, err := p.r.ReserveTier(ctx, p.cfg.Key, tier, n, now)
-		return grant{Grant: quota.Grant{Granted: res.Granted, RetryAt: res.RetryAt}, res: res, tier: tier}, err
+		res, err := p.r.ReserveTier(ctx, p.cfg.Key, r.Tier, r.N, now)
+		return permits.Grant{Grant: quota.Grant{Granted: res.Granted, RetryAt: res.RetryAt}, Res: res}, err
 	}
-	g, err := p.q.Take(ctx, p.cfg.Key, n, now)
-	return grant{Grant: g, tier: tier}, err
-}
-
-// record records, with p.mu held, the outcome of the round trip under way,
-// which asked for ask permits at now: the service's health, and the permits
-// granted (when fewer, no more are asked for the grant's tier and those
-// below it before the service's RetryAt, or before retry if it gave
-// none). It returns a line to log when the service went down or came
-// back (warn: it went down).
-func (p *permitPool) record(now time.Time, ask int, retry time.Duration, g grant, err error) (note string, warn bool) {
-	p.endRoundTrip()
-	if err != nil {
-		p.tally.errors++
-		if !p.health.done(p.now(), false) {
-			return "", false
-		}
-		p.tally.down++
-		return fmt.Sprintf("throttle: shared quota (%s at %s) did not answer, failing %s without it and asking again in %v, then less often: %v",
-			p.cfg.Backend, p.cfg.Addr, map[bool]string{true: "open", false: "closed"}[p.cfg.FailOpen], p.health.backoff, err), true
-	}
-	if p.health.done(p.now(), true) {
-		note = fmt.Sprintf("throttle: shared quota (%s at %s) answers again", p.cfg.Backend, p.cfg.Addr)
-	}
-	p.tally.permits += int64(g.Granted)
-	if g.Granted >= ask {
-		p.tally.allowed++
-	} else {
-		p.tally.limited++
-		at := g.RetryAt
-		if !at.After(now) {
-			at = now.Add(retry)
-		}
-		for t := tierLow; t <= g.tier; t++ {
-			p.retryAt[t-tierLow] = at
-		}
-	}
-	switch {
-	case g.Granted <= 0:
-	case p.r != nil:
-		p.slots.add(g.res, g.tier)
-	default:
-		p.have += g.Granted
-		p.lapse = p.windowEnd(now)
-	}
-	return note, false
-}
-
-// windowEnd returns when permits granted at now lapse, or the zero Time if
-// they do not (or it is not known yet).
-func (p *permitPool) windowEnd(now time.Time) time.Time {
-	if w, ok := p.q.(quota.Windowed); ok {
-		return w.WindowEnd(p.cfg.Key, now)
-	}
-	return time.Time{}
+	g, err := p.q.Take(ctx, p.cfg.Key, r.N, now)
+	return permits.Grant{Grant: g}, err
 }
 
 // settle ends perm, once the policy decided whether to send the call:
 // permits reserved for a call not sent go back to the pool; a call sent
 // without permits (failing open) is counted.
-func (p *permitPool) settle(ctx context.Context, perm permission, sent bool) {
-	switch {
-	case perm.paid && !sent && p.r != nil:
-		p.mu.Lock()
-		p.slots.giveBack(perm.slot)
-		p.mu.Unlock()
-	case perm.paid && !sent:
-		p.unspend(perm.cost)
-	case perm.ok && !perm.paid && sent:
+func (p *permitPool) settle(ctx context.Context, perm permits.Permission, sent bool) {
+	if perm.Kind == permits.Open && sent {
 		quotaFailedOpen.Inc(ctx, 1)
 	}
-}
-
-// unspend returns cost permits reserved by permit and not used.
-func (p *permitPool) unspend(cost int) {
 	p.mu.Lock()
-	p.have += cost
+	p.m.Settle(perm, sent)
 	p.mu.Unlock()
 }
 
 // endRoundTrip tells, with p.mu held, whoever waits for the round trip
 // under way that it ended.
 func (p *permitPool) endRoundTrip() {
-	close(p.answered)
-	p.answered = nil
+	if p.answered != nil {
+		close(p.answered)
+		p.answered = nil
+	}
 }
 
 // now reads the clock of the back-off.
@@ -348,14 +185,15 @@ func (p *permitPool) now() time.Time {
 	return time.Now()
 }
 
-// log logs note, if any: a warning if warn.
-func (p *permitPool) log(ctx context.Context, note string, warn bool) {
-	switch {
-	case note == "":
-	case warn:
-		log.Warn(ctx, note)
-	default:
-		log.Info(ctx, note)
+// log logs a change of the service's state: a warning when it went down
+// (err, backoff the machine's), a note when it answers again.
+func (p *permitPool) log(ctx context.Context, ch permits.Change, backoff time.Duration, err error) {
+	switch ch {
+	case permits.Down:
+		log.Warn(ctx, fmt.Sprintf("throttle: shared quota (%s at %s) did not answer, failing %s without it and asking again in %v, then less often: %v",
+			p.cfg.Backend, p.cfg.Addr, map[bool]string{true: "open", false: "closed"}[p.cfg.FailOpen], backoff, err))
+	case permits.Up:
+		log.Info(ctx, fmt.Sprintf("throttle: shared quota (%s at %s) answers again", p.cfg.Backend, p.cfg.Addr))
 	}
 }
 
@@ -364,6 +202,73 @@ func (p *permitPool) timeout() time.Duration {
 		return p.cfg.Timeout
 	}
 	return defaults.QuotaTimeout
+}
+
+// poolQuota is the worker's permit pool as the core asks it: Permit asks
+// the pool's machine, and the round trips it asks for are the core's steps
+// (AskQuota), which the driver makes through roundTrip.
+type poolQuota struct {
+	pool  *permitPool
+	ctx   context.Context
+	retry time.Duration // when to ask again while the service is down and failing closed
+}
+
+func (q *poolQuota) Permit(now time.Time, tier, cost, want int) firing.Permit {
+	p := q.pool.ask(q.ctx, now, tier, cost, want, q.retry)
+	ask := p.Kind == permits.Ask || p.Kind == permits.Join || p.Kind == permits.Granted && p.Trip.N > 0
+	return firing.Permit{OK: p.OK(), Paid: p.Paid(), At: p.Slot.At(), RetryAt: p.RetryAt, Token: p, Ask: ask}
+}
+
+// roundTrip makes, at now, the round trip a permit of the pool asked for
+// (firing.AskQuota), or waits for another's, and returns its answer.
+func (q *poolQuota) roundTrip(ctx context.Context, now time.Time, fp firing.Permit) firing.QuotaAnswer {
+	g, err, ok := q.pool.trip(ctx, fp.Token.(permits.Permission), now)
+	if !ok {
+		return firing.QuotaAnswer{Err: err, RetryAt: now.Add(q.retry)}
+	}
+	return firing.QuotaAnswer{Answer: g, Err: err}
+}
+
+func (q *poolQuota) Record(_ time.Time, fp firing.Permit, a firing.QuotaAnswer) {
+	g, _ := a.Answer.(permits.Grant)
+	q.pool.answer(q.ctx, fp.Token.(permits.Permission), g, a.Err, !a.RetryAt.IsZero(), q.retry)
+}
+
+func (q *poolQuota) Settle(p firing.Permit, sent bool) {
+	q.pool.settle(q.ctx, p.Token.(permits.Permission), sent)
+}
+
+func (q *poolQuota) Missed(p firing.Permit) { q.pool.missed(p.Token.(permits.Permission)) }
+
+func (q *poolQuota) Slots(d time.Duration) (int, time.Duration, bool) {
+	if q.pool.r == nil {
+		return 0, 0, false
+	}
+	q.pool.mu.Lock()
+	defer q.pool.mu.Unlock()
+	return q.pool.m.SlotsWithin(d), q.pool.m.Tolerance(), true
+}
+
+func (q *poolQuota) WindowEnd(now time.Time) time.Time {
+	q.pool.mu.Lock()
+	defer q.pool.mu.Unlock()
+	return q.pool.m.WindowEnd(now)
+}
+
+// quotaTripper is a shared quota whose round trips the DoFn's driver makes
+// (firing.AskQuota): poolQuota, or a test's.
+type quotaTripper interface {
+	roundTrip(ctx context.Context, now time.Time, p firing.Permit) firing.QuotaAnswer
+}
+
+// askQuota carries out the core's step s, at now: the round trip to the
+// shared quota's service that s asks for, answered to the core.
+func (fr *driver) askQuota(now time.Time, s firing.Step) {
+	var a firing.QuotaAnswer
+	if q, ok := fr.env.Quota.(quotaTripper); ok {
+		a = q.roundTrip(fr.ctx, now, s.Permit)
+	}
+	fr.core.QuotaAnswered(fr.now(), a)
 }
 
 // workerPools holds the permit pools of the transforms running in this

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/beamthrottle/beamthrottle/clientcall"
+	"github.com/beamthrottle/beamthrottle/internal/permits"
 	"github.com/beamthrottle/beamthrottle/internal/testenv/services"
 	"github.com/beamthrottle/beamthrottle/transforms/throttle/quota"
 )
@@ -160,7 +161,7 @@ func TestPermitsLapse(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer q.(io.Closer).Close()
-	p := &permitPool{cfg: cfg, q: q}
+	p := newPermitPool(cfg, q)
 	ctx := context.Background()
 	// The service counts in windows of its wall clock: start early in one,
 	// so that the first round trip is answered in the window the steps
@@ -183,16 +184,16 @@ func TestPermitsLapse(t *testing.T) {
 		{end, 5, 4, end.Add(time.Second), true}, // the 7 lapsed
 	}
 	for i, s := range steps {
-		before := p.lapse
-		if perm := p.permit(ctx, s.at, tierNormal, 1, s.want, time.Second); !perm.ok {
+		before := p.m.Lapse()
+		if perm := p.permit(ctx, s.at, tierNormal, 1, s.want, time.Second); !perm.OK() {
 			t.Fatalf("step %d: no permit", i)
 		}
 		// A round trip that grants sets when its permits lapse.
-		if asked := !p.lapse.Equal(before); asked != s.askedMore {
+		if asked := !p.m.Lapse().Equal(before); asked != s.askedMore {
 			t.Errorf("step %d: asked the service %v, want %v", i, asked, s.askedMore)
 		}
-		if p.have != s.have || !p.lapse.Equal(s.lapse) {
-			t.Errorf("step %d: %d permits lapsing at %v, want %d at %v", i, p.have, p.lapse, s.have, s.lapse)
+		if p.m.Have() != s.have || !p.m.Lapse().Equal(s.lapse) {
+			t.Errorf("step %d: %d permits lapsing at %v, want %d at %v", i, p.m.Have(), p.m.Lapse(), s.have, s.lapse)
 		}
 	}
 }
@@ -242,7 +243,7 @@ func TestQuotaConfigValidate(t *testing.T) {
 // TestPermitCosts: a call is charged its cost in permits; one that costs
 // more than Redis grants at once (its burst) gathers them over several
 // asks, keeping what it got, and is let through once it has them all;
-// permits it did not spend go back with unspend.
+// permits it did not spend go back when it settles them unsent.
 func TestPermitCosts(t *testing.T) {
 	rd := services.StartRedis(t)
 	cfg := QuotaConfig{Backend: quotaRedis, Addr: rd.Addr, Key: "cost-" + uuid.NewString(), Rate: "200/s", Burst: 10}
@@ -251,34 +252,34 @@ func TestPermitCosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer q.(io.Closer).Close()
-	p := &permitPool{cfg: cfg, q: q}
+	p := newPermitPool(cfg, q)
 	ctx := context.Background()
-	if perm := p.permit(ctx, time.Now(), tierNormal, 4, 4, time.Second); !perm.ok || p.have != 0 {
-		t.Fatalf("cost 4 within the burst: ok %v with %d left, want ok with 0", perm.ok, p.have)
+	if perm := p.permit(ctx, time.Now(), tierNormal, 4, 4, time.Second); !perm.OK() || p.m.Have() != 0 {
+		t.Fatalf("cost 4 within the burst: ok %v with %d left, want ok with 0", perm.OK(), p.m.Have())
 	}
 	asks := 0
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		asks++
 		perm := p.permit(ctx, time.Now(), tierNormal, 25, 25, 10*time.Millisecond)
-		if perm.ok {
+		if perm.OK() {
 			break
 		}
-		if p.have >= 25 || time.Now().After(deadline) {
-			t.Fatalf("not granted a cost of 25 with %d permits held", p.have)
+		if p.m.Have() >= 25 || time.Now().After(deadline) {
+			t.Fatalf("not granted a cost of 25 with %d permits held", p.m.Have())
 		}
-		time.Sleep(max(time.Until(perm.retryAt), time.Millisecond))
+		time.Sleep(max(time.Until(perm.RetryAt), time.Millisecond))
 	}
-	if asks < 3 || p.have > 10 {
-		t.Errorf("cost 25 with a burst of 10: granted after %d asks with %d left over, want at least 3 asks and at most 10 left", asks, p.have)
+	if asks < 3 || p.m.Have() > 10 {
+		t.Errorf("cost 25 with a burst of 10: granted after %d asks with %d left over, want at least 3 asks and at most 10 left", asks, p.m.Have())
 	}
-	left := p.have
-	p.unspend(25)
-	if p.have != left+25 {
-		t.Errorf("unspend(25): %d held, want %d", p.have, left+25)
+	left := p.m.Have()
+	p.settle(ctx, permits.Permission{Kind: permits.Granted, Cost: 25}, false)
+	if p.m.Have() != left+25 {
+		t.Errorf("settling 25 unsent: %d held, want %d", p.m.Have(), left+25)
 	}
-	if perm := p.permit(ctx, time.Now(), tierNormal, 25, 25, time.Second); !perm.ok || p.have != left {
-		t.Errorf("spending unspent permits: ok %v with %d left, want ok with %d, without asking", perm.ok, p.have, left)
+	if perm := p.permit(ctx, time.Now(), tierNormal, 25, 25, time.Second); !perm.OK() || p.m.Have() != left {
+		t.Errorf("spending unspent permits: ok %v with %d left, want ok with %d, without asking", perm.OK(), p.m.Have(), left)
 	}
 }
 
@@ -341,7 +342,8 @@ func TestPermitPoolServiceHangs(t *testing.T) {
 				cq := &countedQuota{Quota: q}
 				t0 := time.Now()
 				clock := &testClock{t: t0}
-				p := &permitPool{cfg: cfg, q: cq, clock: clock.now}
+				p := newPermitPool(cfg, cq)
+				p.clock = clock.now
 				defer func() {
 					q.(io.Closer).Close()
 					p.probes.Wait()
@@ -360,12 +362,12 @@ func TestPermitPoolServiceHangs(t *testing.T) {
 					clock.set(now)
 					perm := p.permit(ctx, now, tierNormal, 1, 5, retry)
 					switch {
-					case perm.paid:
+					case perm.Paid():
 						t.Errorf("at %v: paid with permits the service could not grant", d)
-					case open && !perm.ok:
-						t.Errorf("at %v: postponed until %v, want sent at once (fail open)", d, perm.retryAt.Sub(t0))
-					case !open && (perm.ok || !perm.retryAt.Equal(now.Add(retry))):
-						t.Errorf("at %v: ok %v, retry at %v, want postponed by %v (fail closed)", d, perm.ok, perm.retryAt.Sub(t0), retry)
+					case open && !perm.OK():
+						t.Errorf("at %v: postponed until %v, want sent at once (fail open)", d, perm.RetryAt.Sub(t0))
+					case !open && (perm.OK() || !perm.RetryAt.Equal(now.Add(retry))):
+						t.Errorf("at %v: ok %v, retry at %v, want postponed by %v (fail closed)", d, perm.OK(), perm.RetryAt.Sub(t0), retry)
 					}
 				}
 				// takes checks the round trips made so far, once the probe
@@ -407,8 +409,8 @@ func TestPermitPoolServiceHangs(t *testing.T) {
 				ask(15 * time.Second) // the probe that finds it
 				takes("when the fourth back-off ends", 5)
 				now := t0.Add(15 * time.Second)
-				if perm := p.permit(ctx, now, tierNormal, 1, 5, retry); !perm.ok || !perm.paid {
-					t.Errorf("after the probe that found Redis: ok %v paid %v, want a permit of the probe's", perm.ok, perm.paid)
+				if perm := p.permit(ctx, now, tierNormal, 1, 5, retry); !perm.OK() || !perm.Paid() {
+					t.Errorf("after the probe that found Redis: ok %v paid %v, want a permit of the probe's", perm.OK(), perm.Paid())
 				}
 				takes("a permit of the probe's", 5)
 			})
@@ -432,7 +434,8 @@ func TestPermitPoolHangConcurrent(t *testing.T) {
 	}
 	cq := &countedQuota{Quota: q}
 	now := time.Now()
-	p := &permitPool{cfg: cfg, q: cq, clock: func() time.Time { return now }}
+	p := newPermitPool(cfg, cq)
+	p.clock = func() time.Time { return now }
 	defer func() {
 		q.(io.Closer).Close()
 		p.probes.Wait()
@@ -443,7 +446,7 @@ func TestPermitPoolHangConcurrent(t *testing.T) {
 		wg.Go(func() {
 			for i := range asks {
 				perm := p.permit(context.Background(), now, tierNormal, 1, 5, time.Second)
-				if perm.ok && !perm.paid {
+				if perm.OK() && !perm.Paid() {
 					sent.Add(1)
 				}
 				p.settle(context.Background(), perm, i%2 == 0) // the policy sends every other call
@@ -458,7 +461,30 @@ func TestPermitPoolHangConcurrent(t *testing.T) {
 	if got := sent.Load(); got != groups*asks {
 		t.Errorf("%d asks let through without permits, want all %d", got, groups*asks)
 	}
-	if p.have != 0 {
-		t.Errorf("%d permits in the pool, want none: calls let through failing open had none to give back", p.have)
+	if p.m.Have() != 0 {
+		t.Errorf("%d permits in the pool, want none: calls let through failing open had none to give back", p.m.Have())
+	}
+}
+
+// permit is what a firing does with the pool, in one call, for the tests
+// of the pool: ask, and make the round trips the machine asks for until it
+// answers (the firing's core does the same in steps, see poolQuota). The
+// caller's clock is now plus the wall time since.
+func (p *permitPool) permit(ctx context.Context, now time.Time, tier, cost, want int, retry time.Duration) permits.Permission {
+	wall := p.now()
+	for {
+		at := now.Add(p.now().Sub(wall))
+		perm := p.ask(ctx, at, tier, cost, want, retry)
+		if perm.Trip.N == 0 && perm.Kind != permits.Join || perm.Trip.Probe {
+			return perm
+		}
+		g, err, ok := p.trip(ctx, perm, now.Add(p.now().Sub(wall)))
+		p.answer(ctx, perm, g, err, !ok, retry)
+		switch {
+		case perm.Kind == permits.Granted: // the slots reserved ahead
+			return perm
+		case !ok:
+			return permits.Permission{Kind: permits.Refused, Cost: cost, RetryAt: at.Add(retry)}
+		}
 	}
 }

@@ -21,6 +21,7 @@ var product = []string{
 	"pipeline/...",
 	"testserver",
 	"internal/firing",
+	"internal/permits",
 	"internal/defaults",
 	"internal/flaghelp",
 	"internal/interrupt",

@@ -105,7 +105,10 @@ type Config struct {
 	// share one. Nil, or a nil Quota, means none. A slot of a quota of
 	// time slots that a firing claimed and did not use (firing.Firing.Held) stays
 	// claimed: firing.Quota cannot give it back, as the transform's permit
-	// pool does when the firing ends.
+	// pool does when the firing ends. A Quota that is a QuotaService makes
+	// the round trips to its service that the firings ask for
+	// (firing.AskQuota) on the virtual clock; a SharedQuota per worker
+	// over one QuotaModel models a quota shared by the workers.
 	Quota func(group int) firing.Quota
 	// MaxBuffered bounds a group's backlog (its elements not yet final,
 	// including those in flight): an element arriving at a group holding

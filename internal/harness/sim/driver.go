@@ -48,8 +48,12 @@ type group struct {
 	core   *firing.Firing // kept between firings for its memory
 	taken  []queued       // its elements, by the core's index
 	resume time.Duration  // when to ask it again (Never: for an answer only)
-	flight []flight       // in order of answer
-	posted int            // flight[:posted] are answered on the board
+	quota  firing.Quota   // its shared quota; nil if none
+	asking bool           // a round trip to the quota's service is under way (firing.AskQuota)
+	askEnd time.Duration  // when its answer comes
+	answer firing.QuotaAnswer
+	flight []flight // in order of answer
+	posted int      // flight[:posted] are answered on the board
 
 	accepted int64 // accepted in overloaded seconds after the warm-up (fairness)
 	err      error // a verdict the policy should not have given
@@ -91,6 +95,9 @@ func (g *group) wake() time.Duration {
 		if len(g.flight) > 0 {
 			w = min(w, g.flight[0].answer)
 		}
+		if g.asking {
+			w = min(w, g.askEnd)
+		}
 		return w
 	}
 	w := Never
@@ -123,6 +130,11 @@ func (g *group) step() error {
 		g.posted = max(g.posted-1, 0)
 		g.core.AnsweredAt(g.r.start.Add(t), g.r.start.Add(f.answer), f.call, f.results)
 		g.resume = min(g.resume, t) // the core may have routes to give
+	}
+	if g.asking && g.askEnd <= t {
+		g.asking = false
+		g.core.QuotaAnswered(g.r.start.Add(t), g.answer)
+		g.resume = min(g.resume, t)
 	}
 	if t >= g.resume {
 		return g.drive(t)
@@ -184,6 +196,7 @@ func (g *group) startFiring(t time.Duration) {
 	if r.cfg.Quota != nil {
 		env.Quota = r.cfg.Quota(g.id)
 	}
+	g.quota, g.asking = env.Quota, false
 	if g.board != nil { // as the transform's firing begins
 		env.Latency, env.Room = g.board.latency, g.board.room(len(g.flight)-g.posted)
 	}
@@ -261,6 +274,8 @@ func (g *group) drive(t time.Duration) error {
 			g.send(t, s)
 		case firing.Route:
 			g.route(t, s)
+		case firing.AskQuota:
+			g.askQuota(t, s)
 		case firing.Take:
 			// One element, or a call's worth when calls take several: the
 			// core packs a call from the elements it holds, and the
@@ -281,6 +296,24 @@ func (g *group) drive(t time.Duration) error {
 			return fmt.Errorf("sim: algorithm %s: unknown step %v", r.alg.Name, s.Action)
 		}
 	}
+}
+
+// askQuota makes at t the round trip to the shared quota's service that
+// step s asks for, through the quota (a QuotaService): its answer comes
+// to the firing after the round trip's latency, at once if there is none.
+func (g *group) askQuota(t time.Duration, s firing.Step) {
+	var (
+		a   firing.QuotaAnswer
+		lat time.Duration
+	)
+	if svc, ok := g.quota.(QuotaService); ok {
+		a, lat = svc.RoundTrip(g.r.start.Add(t), s.Permit)
+	}
+	if lat <= 0 {
+		g.core.QuotaAnswered(g.r.start.Add(t), a)
+		return
+	}
+	g.asking, g.askEnd, g.answer = true, t+lat, a
 }
 
 // route makes the element of step s final at t.

@@ -1,4 +1,4 @@
-package throttle
+package permits
 
 import (
 	"testing"

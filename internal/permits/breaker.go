@@ -1,4 +1,4 @@
-package throttle
+package permits
 
 import "time"
 
@@ -14,7 +14,7 @@ const (
 	maxQuotaBackoff = 10 * time.Second
 )
 
-// breaker is the state of the shared quota's service as a permit pool sees
+// breaker is the state of the shared quota's service as a Pool sees
 // it, a circuit breaker with no I/O of its own: fed the time and the outcome
 // of each round trip, it says whether to make the next one. The service is
 // up until a round trip fails (an error or a timeout); it is then down, and
@@ -24,7 +24,7 @@ const (
 // round trip is under way at any time, up or down.
 //
 // The zero value is a service that is up. A breaker is not safe for
-// concurrent use: the pool calls it under its lock.
+// concurrent use: a Pool calls it.
 type breaker struct {
 	down     bool
 	inFlight bool          // a round trip is under way
