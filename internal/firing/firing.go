@@ -30,6 +30,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/beamthrottle/beamthrottle/clientcall"
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
 
@@ -472,15 +473,15 @@ func (f *Firing) AnsweredAt(now, arrived time.Time, c int, results []Result) {
 	progressed := false
 	for _, r := range results {
 		switch r.Class {
-		case Accepted:
+		case clientcall.Success:
 			progressed = true
 			if ans.Outcome == adaptive.Failed {
 				ans.Outcome = adaptive.Accepted
 			}
-		case Throttled:
+		case clientcall.Throttled:
 			ans.Outcome = adaptive.Throttled
 			ans.RetryAfter = max(ans.RetryAfter, r.RetryAfter)
-		case Unreachable:
+		case clientcall.Unreachable:
 			ans.Outcome = adaptive.Throttled
 		}
 	}
@@ -492,11 +493,11 @@ func (f *Firing) AnsweredAt(now, arrived time.Time, c int, results []Result) {
 		r := results[pos]
 		why := Step{Why: Answered, Call: c, Pos: pos, Prob: cl.prob}
 		switch r.Class {
-		case Accepted:
+		case clientcall.Success:
 			f.route(k, Success, why)
-		case Throttled:
+		case clientcall.Throttled:
 			f.throttledAt(now, k, ServerThrottled, r.RetryAfter, why)
-		case Unreachable:
+		case clientcall.Unreachable:
 			// Not the element's fault: tried again as a throttled one
 			// would be, and an error only when the strategy gives up.
 			f.throttledAt(now, k, Error, 0, why)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/beamthrottle/beamthrottle/clientcall"
 	"github.com/beamthrottle/beamthrottle/internal/firing"
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
 )
@@ -66,7 +67,7 @@ func fmtInts(xs []int) string {
 	return s
 }
 
-func accept(int) firing.Result { return firing.Result{Class: firing.Accepted} }
+func accept(int) firing.Result { return firing.Result{Class: clientcall.Success} }
 
 func TestFiring(t *testing.T) {
 	later := adaptive.Decision{Verdict: adaptive.Postpone, RetryAt: t0.Add(time.Hour)}
@@ -109,14 +110,16 @@ func TestFiring(t *testing.T) {
 		},
 		{
 			name: "Retry requeues a 429 after its Retry-After", cfg: firing.Config{Strategy: firing.Retry, MaxAttempts: 3, MaxAge: time.Hour, BatchInterval: time.Second},
-			since:  make([]time.Duration, 1),
-			answer: func(int) firing.Result { return firing.Result{Class: firing.Throttled, RetryAfter: 5 * time.Second} },
-			want:   []string{"call 0"}, requeue: []int{0}, timer: t0.Add(time.Second),
+			since: make([]time.Duration, 1),
+			answer: func(int) firing.Result {
+				return firing.Result{Class: clientcall.Throttled, RetryAfter: 5 * time.Second}
+			},
+			want: []string{"call 0"}, requeue: []int{0}, timer: t0.Add(time.Second),
 		},
 		{
 			name: "Drop discards a 429 but routes an error", cfg: firing.Config{Strategy: firing.Drop},
 			since:  make([]time.Duration, 2),
-			answer: func(k int) firing.Result { return firing.Result{Class: firing.Class(1 + k)} },
+			answer: func(k int) firing.Result { return firing.Result{Class: clientcall.Class(1 + k)} },
 			want:   []string{"call 0", "route 0 dropped", "call 1", "route 1 error"},
 		},
 		{
@@ -160,7 +163,7 @@ func TestFiringAttempts(t *testing.T) {
 		firing.Env{Policy: &script{}}, t0, t0)
 	f.Add(t0, firing.Elem{Since: t0, Attempts: 1, First: t0.Add(-time.Minute)})
 	drive(f, t0, func(int) firing.Result {
-		return firing.Result{Class: firing.Throttled, RetryAfter: 1500 * time.Millisecond}
+		return firing.Result{Class: clientcall.Throttled, RetryAfter: 1500 * time.Millisecond}
 	})
 	e := f.Elem(0)
 	want := firing.Elem{Since: t0, Attempts: 2, First: t0.Add(-time.Minute), NotBefore: t0.Add(1500 * time.Millisecond),
@@ -187,7 +190,7 @@ func TestFiringAddWhileRunning(t *testing.T) {
 			switch s.Action {
 			case firing.Call:
 				log = append(log, "call "+fmtInts(s.Elems))
-				f.Answered(t0, s.Call, []firing.Result{{Class: firing.Accepted}})
+				f.Answered(t0, s.Call, []firing.Result{{Class: clientcall.Success}})
 			case firing.Route:
 				log = append(log, "route "+fmtInts([]int{s.Elem}))
 				if !added {
@@ -240,7 +243,7 @@ func TestFiringDetach(t *testing.T) {
 		case firing.Call:
 			log = append(log, "call "+fmtInts(s.Elems))
 			if s.Call == 1 { // answered within the firing
-				f.Answered(now, s.Call, []firing.Result{{Class: firing.Accepted}})
+				f.Answered(now, s.Call, []firing.Result{{Class: clientcall.Success}})
 			}
 		case firing.Route:
 			log = append(log, "route "+fmtInts([]int{s.Elem})+" "+kinds[s.To])
@@ -281,8 +284,8 @@ func TestFiringDetach(t *testing.T) {
 		}
 		carried = append(carried, g.Carry(f.CallSent(c), elems, f.CallProb(c)))
 	}
-	g.Answered(at, carried[0], []firing.Result{{Class: firing.Throttled}})
-	g.Answered(at, carried[0], []firing.Result{{Class: firing.Accepted}}) // ignored
+	g.Answered(at, carried[0], []firing.Result{{Class: clientcall.Throttled}})
+	g.Answered(at, carried[0], []firing.Result{{Class: clientcall.Success}}) // ignored
 	g.Add(at, f.Elem(4))
 	log = nil
 	answered := false
@@ -299,8 +302,8 @@ func TestFiringDetach(t *testing.T) {
 				continue
 			}
 			answered = true
-			g.Answered(at, carried[1], []firing.Result{{Class: firing.Accepted}})
-			g.Answered(at, carried[2], []firing.Result{{Class: firing.Failed}})
+			g.Answered(at, carried[1], []firing.Result{{Class: clientcall.Success}})
+			g.Answered(at, carried[2], []firing.Result{{Class: clientcall.Failed}})
 		}
 	}
 	// Element 0 of g is the throttled one (requeued under Postpone); 3 is

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/beamthrottle/beamthrottle/clientcall"
 	"github.com/beamthrottle/beamthrottle/internal/firing"
 )
 
@@ -94,7 +95,7 @@ func TestFiringAskQuota(t *testing.T) {
 					f.QuotaAnswered(now, a)
 				case firing.Call:
 					log = append(log, "call "+fmtInts(s.Elems))
-					f.Answered(now, s.Call, []firing.Result{{Class: firing.Accepted}})
+					f.Answered(now, s.Call, []firing.Result{{Class: clientcall.Success}})
 				case firing.Route:
 				case firing.Done:
 					if diff := cmp.Diff(c.want, log); diff != "" {

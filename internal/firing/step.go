@@ -3,24 +3,14 @@ package firing
 import (
 	"time"
 
+	"github.com/beamthrottle/beamthrottle/clientcall"
 	"github.com/beamthrottle/beamthrottle/transforms/adaptive"
-)
-
-// Class is the class of an element's answer, as a driver classified it.
-type Class int
-
-// The classes of answers.
-const (
-	Accepted    Class = iota // success
-	Throttled                // a throttling answer
-	Failed                   // any other error
-	Unreachable              // the API could not be reached: failed, and backed off as from a throttling answer
 )
 
 // Result is the answer to one element of a call.
 type Result struct {
-	Class      Class
-	RetryAfter time.Duration // a throttling answer's Retry-After, 0 if none
+	Class      clientcall.Class // as the driver classified it: clientcall.Unreachable fails, and backs off as a throttling answer does
+	RetryAfter time.Duration    // a throttling answer's Retry-After, 0 if none
 	// Quota holds the limits the call's answer advertised, the same for
 	// each element of the call (the policy reads the first element's).
 	Quota []adaptive.Quota

@@ -272,20 +272,14 @@ func (fr *driver) answered(items []item, c *call, res callResult, at time.Time) 
 	for k := range c.items {
 		_, err := res.of(k)
 		class := fr.fn.classify(err) // once: the failure below carries it to the route
+		results[k] = firing.Result{Class: class}
 		if class == clientcall.Success {
-			results[k] = firing.Result{Class: firing.Accepted}
 			continue
 		}
-		fl := fr.failureOf(err, class, fr.core.CallProb(c.n))
-		switch class {
-		case clientcall.Throttled:
-			ra, _ := clientcall.RetryAfter(err)
-			results[k] = firing.Result{Class: firing.Throttled, RetryAfter: ra}
-		case clientcall.Unreachable:
-			results[k] = firing.Result{Class: firing.Unreachable}
-		default:
-			results[k] = firing.Result{Class: firing.Failed}
+		if class == clientcall.Throttled {
+			results[k].RetryAfter, _ = clientcall.RetryAfter(err)
 		}
+		fl := fr.failureOf(err, class, fr.core.CallProb(c.n))
 		// The failure is kept with the element: it is its record when it is
 		// routed, or if it later runs out of waiting.
 		items[elems[k]].Last = fl

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/beamthrottle/beamthrottle/clientcall"
 	"github.com/beamthrottle/beamthrottle/internal/firing"
 )
 
@@ -44,7 +45,7 @@ func (g *group) send(t time.Duration, s firing.Step) {
 		wait = max(wait, w)
 		results[i] = firing.Result{RetryAfter: ra}
 		if !ok {
-			results[i].Class = firing.Throttled
+			results[i].Class = clientcall.Throttled
 		}
 	}
 	lat := wait + g.callLatency()
@@ -60,8 +61,8 @@ func (g *group) send(t time.Duration, s firing.Step) {
 		switch {
 		case timedOut:
 			r.series.TimedOut[sec]++
-			results[i] = firing.Result{Class: firing.Failed}
-		case results[i].Class == firing.Throttled:
+			results[i] = firing.Result{Class: clientcall.Failed}
+		case results[i].Class == clientcall.Throttled:
 			r.series.BackendRejected[sec]++
 		default:
 			r.series.Accepted[sec]++
