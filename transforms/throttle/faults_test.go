@@ -453,8 +453,13 @@ func TestFaultThrottledThenRecovery(t *testing.T) {
 	}
 }
 
-// recoveryAttempts is the MaxAttempts of TestFaultThrottledThenRecovery.
-const recoveryAttempts = 10
+// recoveryAttempts is the MaxAttempts of TestFaultThrottledThenRecovery:
+// enough that an element's attempts span many of the client throttle's
+// counter windows even when the runner fires the groups' timers in
+// bunches. With 10, one run of the package under the race detector on a
+// machine loaded far beyond its cores had most elements use up their
+// attempts while the throttle was still engaged.
+const recoveryAttempts = 20
 
 // retriedOut reports whether a throttled record of
 // TestFaultThrottledThenRecovery used up its attempts.

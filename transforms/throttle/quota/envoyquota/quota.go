@@ -245,6 +245,13 @@ func (e *Quota) learn(key string, resp *rlsv3.RateLimitResponse, now time.Time) 
 			// The reference service counts whole seconds of its clock: its
 			// window ends d after the start of the current second.
 			w.end = now.Truncate(time.Second).Add(d.AsDuration())
+			// Its windows are aligned on the Unix epoch: a second that
+			// ticked between now and its answer would put the end a
+			// second early, inside the window, so it is rounded up to
+			// the window's boundary.
+			if p := int64(w.period / time.Second); p > 1 && w.end.Unix()%p != 0 {
+				w.end = time.Unix((w.end.Unix()/p+1)*p, 0)
+			}
 		}
 		left := int(s.GetLimitRemaining())
 		if s.GetCode() == rlsv3.RateLimitResponse_OVER_LIMIT {
