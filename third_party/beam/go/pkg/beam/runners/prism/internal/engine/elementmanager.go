@@ -359,8 +359,7 @@ func (em *ElementManager) Impulse(stageID string) {
 
 	for _, sID := range consumers {
 		consumer := em.stages[sID]
-		count := consumer.AddPending(em, newPending)
-		em.addPending(count)
+		consumer.AddPending(em, newPending)
 	}
 	refreshes := stage.updateWatermarks(em)
 	em.markStagesAsChanged(refreshes)
@@ -945,7 +944,6 @@ func (em *ElementManager) PersistBundle(rb RunBundle, col2Coders map[string]PCol
 			} else {
 				count = consumer.AddPending(em, newPending)
 			}
-			em.addPending(count)
 			if changedConsumers != nil && count > 0 {
 				changedConsumers.insert(sID)
 			}
@@ -972,16 +970,16 @@ func (em *ElementManager) PersistBundle(rb RunBundle, col2Coders map[string]PCol
 	immediate, delayed := partitionResiduals(emNow, residuals.Data)
 	unprocessedElements := reElementResiduals(immediate, inputInfo, rb)
 	if len(unprocessedElements) > 0 {
-		count := stage.AddPending(em, unprocessedElements)
-		em.addPending(count)
+		stage.AddPending(em, unprocessedElements)
 	}
 	for fireAt, rs := range delayed {
 		elems := reElementResiduals(rs, inputInfo, rb)
 		if len(elems) == 0 {
 			continue
 		}
-		stage.parkResiduals(fireAt, elems)
+		// Counted before parking: once parked, a refresh may release them.
 		em.addPending(len(elems))
+		stage.parkResiduals(fireAt, elems)
 		// Schedules the release and, under a real-time clock, the wake-up.
 		ptRefreshes.insert(fireAt)
 	}
@@ -1117,8 +1115,7 @@ func (em *ElementManager) triageTimers(d TentativeData, inputInfo PColInfo, stag
 	}
 
 	if len(pendingEventTimers) > 0 {
-		count := stage.AddPending(em, pendingEventTimers)
-		em.addPending(count)
+		stage.AddPending(em, pendingEventTimers)
 	}
 	changedHolds := map[mtime.Time]int{}
 	if len(pendingProcessingTimers) > 0 {
@@ -1161,8 +1158,7 @@ func (em *ElementManager) ReturnResiduals(rb RunBundle, firstRsIndex int, inputI
 	unprocessedElements := reElementResiduals(residuals.Data, inputInfo, rb)
 	if len(unprocessedElements) > 0 {
 		slog.Debug("ReturnResiduals: unprocessed elements", "bundle", rb, "count", len(unprocessedElements))
-		count := stage.AddPending(em, unprocessedElements)
-		em.addPending(count)
+		stage.AddPending(em, unprocessedElements)
 	}
 	em.markStagesAsChanged(singleSet(rb.StageID))
 }
@@ -1402,10 +1398,16 @@ func makeStageState(ID string, inputIDs, outputIDs []string, sides []LinkID) *st
 }
 
 // AddPending adds elements to the pending heap.
+// AddPending adds elements to the stage's pending set, counts them in the
+// manager's pending total and returns that count. The count is added before the
+// stage's lock is released: once the elements are visible, a bundle may start,
+// finish and uncount them, which must not happen before they are counted.
 func (ss *stageState) AddPending(em *ElementManager, newPending []element) int {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	return ss.kind.addPending(ss, em, newPending)
+	count := ss.kind.addPending(ss, em, newPending)
+	em.addPending(count)
+	return count
 }
 
 // parkResiduals defers residual elements until fireAt in processing time.
@@ -1436,8 +1438,10 @@ func (ss *stageState) releaseDelayedResiduals(em *ElementManager, emNow mtime.Ti
 	if len(due) == 0 {
 		return 0
 	}
-	// The parked elements were counted when parked; report only the delta.
-	return ss.AddPending(em, due) - len(due)
+	// The parked elements were counted when parked, and AddPending counts
+	// them again; the adjustment returned uncounts the first.
+	ss.AddPending(em, due)
+	return -len(due)
 }
 
 func (ss *stageState) injectTriggeredBundlesIfReady(em *ElementManager, window typex.Window, key string) int {
