@@ -6,6 +6,8 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/beamthrottle/beamthrottle/internal/pubsubconn"
 )
 
 func init() {
@@ -70,7 +72,7 @@ func (f *ackFn) Setup(ctx context.Context) error {
 		return fmt.Errorf("pubsubio.Ack: %w", err)
 	}
 	f.client = sc
-	f.sub = subscriptionName(f.Cfg.Project, f.Cfg.Subscription)
+	f.sub = pubsubconn.SubscriptionName(f.Cfg.Project, f.Cfg.Subscription)
 	return nil
 }
 
@@ -104,7 +106,7 @@ func (f *ackFn) flush(ctx context.Context) error {
 		return nil
 	}
 	if err := acknowledge(ctx, f.client.client, f.sub, ids); err != nil {
-		return fmt.Errorf("pubsubio.Ack: acknowledging %d messages on %s (%s): %w", len(ids), f.sub, describeEndpoint(f.Cfg.Endpoint), err)
+		return fmt.Errorf("pubsubio.Ack: acknowledging %d messages on %s (%s): %w", len(ids), f.sub, pubsubconn.Describe(f.Cfg.Endpoint), err)
 	}
 	forgetLeases(f.Cfg.Endpoint, f.sub, ids)
 	ackedCount.Inc(ctx, int64(len(ids)))

@@ -10,6 +10,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/beamthrottle/beamthrottle/internal/pubsubconn"
 )
 
 func init() {
@@ -146,7 +148,7 @@ func (p *publisher) setup(ctx context.Context, cfg PublishConfig) error {
 	}
 	p.cfg = cfg
 	p.client = sc
-	p.topic = topicName(cfg.Project, cfg.Topic)
+	p.topic = pubsubconn.TopicName(cfg.Project, cfg.Topic)
 	p.pub = sc.publisher(p.topic, cfg.timeout())
 	return nil
 }
@@ -184,7 +186,7 @@ func (p *publisher) wait(ctx context.Context) error {
 	failedCount.Inc(ctx, int64(failed))
 	return &PublishError{
 		Topic: p.topic, Failed: failed, Total: len(pending),
-		Endpoint: describeEndpoint(p.cfg.Endpoint), Timeout: p.cfg.timeout(), Err: first,
+		Endpoint: pubsubconn.Describe(p.cfg.Endpoint), Timeout: p.cfg.timeout(), Err: first,
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/beamthrottle/beamthrottle/internal/interrupt"
+	"github.com/beamthrottle/beamthrottle/internal/pubsubconn"
 )
 
 func init() {
@@ -138,7 +139,7 @@ func (f *readFn) Setup(ctx context.Context) error {
 		return fmt.Errorf("pubsubio.Read: %w", err)
 	}
 	f.client = sc
-	f.sub = subscriptionName(f.cfg.Project, f.cfg.Subscription)
+	f.sub = pubsubconn.SubscriptionName(f.cfg.Project, f.cfg.Subscription)
 	f.leases = sc.leaseKeeper(f.sub, f.cfg.AckDeadline)
 	return nil
 }
@@ -301,7 +302,7 @@ func (f *readFn) pull(ctx context.Context, wait time.Duration) ([]*pubsubpb.Rece
 	if last != nil && !isDeadline(last) {
 		err = last
 	}
-	return nil, fmt.Errorf("pubsubio.Read: pulling from %s (%s): %w", f.sub, describeEndpoint(f.cfg.Endpoint), err)
+	return nil, fmt.Errorf("pubsubio.Read: pulling from %s (%s): %w", f.sub, pubsubconn.Describe(f.cfg.Endpoint), err)
 }
 
 // release gives back messages pulled but not emitted (the pipeline was

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+
+	"github.com/beamthrottle/beamthrottle/internal/pubsubconn"
 )
 
 // Defaults of ReadConfig, used for zero fields.
@@ -115,7 +117,7 @@ func Lease(ctx context.Context, cfg ReadConfig) (time.Duration, error) {
 		return lease, err
 	}
 	defer c.Close()
-	name := subscriptionName(cfg.Project, cfg.Subscription)
+	name := pubsubconn.SubscriptionName(cfg.Project, cfg.Subscription)
 	sub, err := c.SubscriptionAdminClient.GetSubscription(ctx, &pubsubpb.GetSubscriptionRequest{Subscription: name})
 	if err != nil {
 		return lease, fmt.Errorf("pubsubio: reading subscription %s: %w", name, err)

@@ -26,6 +26,7 @@ var product = []string{
 	"internal/flaghelp",
 	"internal/interrupt",
 	"internal/prismsplit",
+	"internal/pubsubconn",
 	"internal/report",
 	"internal/runners",
 	"templates",

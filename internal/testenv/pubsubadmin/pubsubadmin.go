@@ -20,6 +20,7 @@ import (
 	"cloud.google.com/go/pubsub/v2"
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 
+	"github.com/beamthrottle/beamthrottle/internal/pubsubconn"
 	"github.com/beamthrottle/beamthrottle/pipeline/pubsubio"
 )
 
@@ -34,7 +35,7 @@ func CreateTopic(ctx context.Context, project, topic, endpoint string) error {
 		return err
 	}
 	defer c.Close()
-	name := topicName(project, topic)
+	name := pubsubconn.TopicName(project, topic)
 	if _, err := c.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: name}); err != nil {
 		return fmt.Errorf("pubsubadmin: creating topic %s: %w", name, err)
 	}
@@ -49,8 +50,8 @@ func CreateSubscription(ctx context.Context, project, topic, sub, endpoint strin
 		return err
 	}
 	defer c.Close()
-	name := subscriptionName(project, sub)
-	_, err = c.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{Name: name, Topic: topicName(project, topic)})
+	name := pubsubconn.SubscriptionName(project, sub)
+	_, err = c.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{Name: name, Topic: pubsubconn.TopicName(project, topic)})
 	if err != nil {
 		return fmt.Errorf("pubsubadmin: creating subscription %s: %w", name, err)
 	}
@@ -68,7 +69,7 @@ func PublishMessages(ctx context.Context, project, topic, endpoint string, msgs 
 		return nil, err
 	}
 	defer c.Close()
-	p := c.Publisher(topicName(project, topic))
+	p := c.Publisher(pubsubconn.TopicName(project, topic))
 	defer p.Stop()
 	results := make([]*pubsub.PublishResult, len(msgs))
 	for i, m := range msgs {
@@ -96,7 +97,7 @@ func Drain(ctx context.Context, project, sub, endpoint string) ([]pubsubio.Messa
 		return nil, err
 	}
 	defer c.Close()
-	name := subscriptionName(project, sub)
+	name := pubsubconn.SubscriptionName(project, sub)
 	var out []pubsubio.Message
 	for {
 		//lint:ignore SA1019 Deprecated for production use, but exactly what draining an emulator needs.
