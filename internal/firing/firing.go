@@ -326,12 +326,19 @@ func (f *Firing) callLimit(now time.Time) int {
 	switch {
 	case n < 0:
 		n = f.cfg.CallsInFlight
-	case n <= 1 || w <= fastLatency:
-		// One call at a time keeps the pace, or the API is fast: one
-		// call at a time, as before calls were sized (a fast API's
-		// latency bounds the pace below limits a pacer finds only by
-		// hitting them, such as fixed windows without Retry-After).
+	case w <= fastLatency:
+		// The API is fast: one call at a time, as before calls were
+		// sized (a fast API's latency bounds the pace below limits a
+		// pacer finds only by hitting them, such as fixed windows
+		// without Retry-After).
 		return 1
+	case n <= 1:
+		// A slow API, and the pace allows one call in a latency or none:
+		// a probe after a cut, a Retry-After, a slow rate. The policy
+		// spaces that call; the calls under way were sent at the pace
+		// before, and a bound of one would hold it back until all of
+		// them are answered, a latency of silence (a tail latency's).
+		n = min(f.inFlight+1, f.cfg.CallsInFlight)
 	default:
 		n = min(pol.Budget(now, now.Add(2*w)), f.cfg.CallsInFlight)
 	}

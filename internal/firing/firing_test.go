@@ -385,3 +385,62 @@ func TestFiringSizeCalls(t *testing.T) {
 		})
 	}
 }
+
+// probe is a policy with a budget of n calls whatever the time, that lets
+// one call through and then postpones, as a pacer probing after a cut does.
+type probe struct {
+	n    int
+	sent bool
+}
+
+func (p *probe) Decide(now time.Time, _, _ int) adaptive.Decision {
+	if p.sent {
+		return adaptive.Decision{Verdict: adaptive.Postpone, RetryAt: now.Add(time.Hour)}
+	}
+	p.sent = true
+	return adaptive.Decision{Verdict: adaptive.Send}
+}
+func (*probe) Record(time.Time, adaptive.Answer) {}
+func (p *probe) Budget(time.Time, time.Time) int { return p.n }
+
+// TestFiringSizeCallsProbe: when the pace allows one call in a latency or
+// none (a pacer probing after a cut, a Retry-After), the calls under way
+// sent at the pace before do not hold the policy's call back until all of
+// them are answered, for a slow API; for a fast one, one call at a time
+// stays the bound.
+func TestFiringSizeCallsProbe(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		budget  int
+		latency time.Duration
+		carried int
+		room    int // Env.Room
+		want    int // calls sent by the firing
+	}{
+		{"slow, a budget of one, 40 under way", 1, 2 * time.Second, 40, 0, 1},
+		{"slow, a budget of none, 40 under way", 0, 2 * time.Second, 40, 0, 1},
+		{"slow, nothing under way", 1, 2 * time.Second, 0, 0, 1},
+		{"slow, the driver's ceiling full", 1, 2 * time.Second, 40, 40, 0},
+		{"fast, one under way", 1, 40 * time.Millisecond, 1, 0, 0},
+		{"fast, nothing under way", 1, 40 * time.Millisecond, 0, 0, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := firing.Config{BatchInterval: time.Second, Wait: time.Second, CallsInFlight: 256, SizeCalls: true, Detach: true,
+				Strategy: firing.Postpone}
+			f := firing.New(cfg, firing.Env{Policy: &probe{n: c.budget}, Latency: c.latency, Room: c.room}, t0, t0)
+			for range c.carried {
+				f.Carry(t0.Add(-c.latency/2), []firing.Elem{{Since: t0}}, 0)
+			}
+			for range 10 {
+				f.Add(t0, firing.Elem{Since: t0})
+			}
+			calls := 0
+			for s := f.Next(t0); s.Action == firing.Call; s = f.Next(t0) {
+				calls++
+			}
+			if calls != c.want {
+				t.Errorf("%d calls sent, want %d", calls, c.want)
+			}
+		})
+	}
+}
