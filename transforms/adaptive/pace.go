@@ -74,7 +74,8 @@ import (
 //     through since the decrease count as probes under way, the next slot
 //     is spaced at the rate after a cut (a strict limiter would refuse the
 //     first request after it), the first refusal already makes the
-//     ceiling steady, the curve flattens up to three hundredths below it
+//     ceiling steady (and a refusal below it keeps it steady, lower), the
+//     curve flattens up to three hundredths below it
 //     (in proportion to the latency), and a refusal at a steady ceiling
 //     cuts without a dark spell, which would idle a whole latency. A
 //     refusal below a steady ceiling more than two recoveries after the
@@ -329,8 +330,7 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 		}
 		if p.ceil == 0 || !p.dark {
 			p.spell = r // a new congestion: remember where it began
-			p.steady = p.ceil > 0 && math.Abs(r-p.ceil) <= p.ceil*steadyBand ||
-				p.ceil == 0 && p.lat > int64(steadyLatency) // a slow API's first refusal: the best estimate there is
+			p.steady = p.steadyAt(r)
 		}
 		cut := p.cfg.Beta
 		if p.dark {

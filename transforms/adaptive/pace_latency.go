@@ -80,6 +80,21 @@ func (p *Pacer) forgive(c float64) int64 {
 	return int64(1e9 * c / p.rate * p.margin() / 2)
 }
 
+// steadyAt reports whether a new congestion at rate r makes the ceiling
+// steady: r within steadyBand of the ceiling before it. For a slow API also
+// its first refusal (the best estimate there is), and a refusal below its
+// steady ceiling: the ceiling was too high (a burst the limiter absorbed
+// let the rate climb past its limit before the refusals came back), and r
+// is a better estimate, not a limit that moved. Left unsteady, the curve
+// would climb above r at full speed and a limiter whose burst refilled
+// would accept that for a while, setting the ceiling too high again.
+func (p *Pacer) steadyAt(r float64) bool {
+	slow := p.lat > int64(steadyLatency)
+	return p.ceil > 0 && math.Abs(r-p.ceil) <= p.ceil*steadyBand ||
+		p.ceil == 0 && slow ||
+		slow && p.steady && r < p.ceil
+}
+
 // refusedAt returns the ceiling after a refusal at n of a request sent at
 // rate r: r, except for a slow API's refusal below its steady ceiling (on
 // the flat or climbing to it) more than two recoveries after the last cut.
