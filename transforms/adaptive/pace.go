@@ -61,10 +61,10 @@ import (
 //     that is longer than a second, as TCP's does once per round trip, so
 //     that it does not overshoot several times over before the first
 //     rejection comes back; learning the latency keeps the rate slow start
-//     had reached. A decrease cuts from the rate on the curve
-//     when the rejected request was sent, not from where the curve has
-//     climbed to since: after a slow answer, the cut lands near the
-//     backend's capacity rather than at a share of an overshoot. The
+//     had reached. A decrease cuts from the rate on the curve when the
+//     rejected request was sent, not from where the curve has climbed to
+//     since: after a slow answer, the cut lands near the backend's
+//     capacity rather than at a share of an overshoot. The
 //     cubic curve takes at least four latencies instead of Recover, so
 //     that it does not climb far above the ceiling while the answers that
 //     would say so are under way. A Retry-After of Recover or less on the
@@ -74,13 +74,13 @@ import (
 //     through since the decrease count as probes under way, the next slot
 //     is spaced at the rate after a cut (a strict limiter would refuse the
 //     first request after it), the first refusal already makes the
-//     ceiling steady (and a refusal below it keeps it steady, lower), the
-//     curve flattens up to three hundredths below it
-//     (in proportion to the latency), and a refusal at a steady ceiling
-//     cuts without a dark spell, which would idle a whole latency. A
-//     refusal below a steady ceiling more than two recoveries after the
-//     last cut is the send times' jitter against the limiter and keeps the
-//     ceiling; sooner, the refused rate is the ceiling. Under a
+//     ceiling steady (and one below it, while what is sent since a cut is
+//     accepted, keeps it steady, lower), the curve flattens up to three
+//     hundredths below it (in proportion to the latency), and a refusal at
+//     a steady ceiling cuts without a dark spell, which would idle a whole
+//     latency. A refusal below a steady ceiling more than two recoveries
+//     after the last cut is the send times' jitter against the limiter and
+//     keeps the ceiling; sooner, the refused rate is the ceiling. Under a
 //     steady ceiling the curve climbs above it slower in proportion to the
 //     latency beyond 100 ms, so that the probes for more capacity, each
 //     wasting about a latency's worth of requests against a strict
@@ -130,6 +130,7 @@ type Pacer struct {
 	steady  bool    // the last congestion came within steadyBand of the ceiling before it
 	lat     int64   // the answers' latency (EWMA, nanos); 0 until an answer
 	probes  int64   // requests let through while dark, not answered yet
+	okCut   bool    // a request sent since the last decrease was accepted
 
 	adv []advertisedLimit // one per limit the answers advertise
 }
@@ -311,8 +312,7 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 	}
 	switch a.Outcome {
 	case Throttled:
-		// A short Retry-After on the answer to a request sent before the
-		// last decrease is part of the congestion that decrease answered.
+		// A short Retry-After on a send before the last cut: answered.
 		if ra := a.RetryAfter - retryAfterSlack; ra > 0 && (sent >= p.cutAt || a.RetryAfter > p.cfg.Recover) {
 			p.blocked = max(p.blocked, satAdd(n, int64(ra)))
 		}
@@ -321,8 +321,7 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 		}
 		r := p.rate
 		if !p.dark {
-			// The rate when the request was sent: a slow answer comes
-			// back after the curve has climbed on.
+			// The rate at the send: a slow answer comes after a climb.
 			r = p.curve(n)
 			if !a.Sent.IsZero() && sent < n {
 				r = min(r, p.curve(sent))
@@ -344,7 +343,7 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 			// the cut, and a slow API would say so a latency later.
 			p.next = max(p.next, p.after(p.sent, p.typical()))
 		}
-		p.epoch, p.cutAt = n, n
+		p.epoch, p.cutAt, p.okCut = n, n, false
 		p.dark = true
 		p.probes = 0
 		p.cuts++
@@ -355,6 +354,7 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 			p.dark, p.cuts = false, 0
 		}
 	case Accepted:
+		p.okCut = p.okCut || sent >= p.cutAt
 		if !p.dark || sent < p.cutAt {
 			return // not news: sent before the last decrease
 		}

@@ -83,16 +83,19 @@ func (p *Pacer) forgive(c float64) int64 {
 // steadyAt reports whether a new congestion at rate r makes the ceiling
 // steady: r within steadyBand of the ceiling before it. For a slow API also
 // its first refusal (the best estimate there is), and a refusal below its
-// steady ceiling: the ceiling was too high (a burst the limiter absorbed
-// let the rate climb past its limit before the refusals came back), and r
-// is a better estimate, not a limit that moved. Left unsteady, the curve
-// would climb above r at full speed and a limiter whose burst refilled
-// would accept that for a while, setting the ceiling too high again.
+// steady ceiling while the backend still accepts (a request sent since the
+// last decrease was accepted): the ceiling was too high (a burst the limiter
+// absorbed let the rate climb past its limit before the refusals came
+// back), and r is a better estimate, not a limit that moved. Left
+// unsteady, the curve would climb above r at full speed and a limiter
+// whose burst refilled would accept that for a while, setting the ceiling
+// too high again. A backend that accepts nothing sent since the cut (an
+// outage, a used-up window) gets the dark spell.
 func (p *Pacer) steadyAt(r float64) bool {
 	slow := p.lat > int64(steadyLatency)
 	return p.ceil > 0 && math.Abs(r-p.ceil) <= p.ceil*steadyBand ||
 		p.ceil == 0 && slow ||
-		slow && p.steady && r < p.ceil
+		slow && p.steady && r < p.ceil && p.okCut
 }
 
 // refusedAt returns the ceiling after a refusal at n of a request sent at

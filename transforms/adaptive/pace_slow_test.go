@@ -1,6 +1,7 @@
 package adaptive
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -87,25 +88,34 @@ func TestPacerSlowAnswers(t *testing.T) {
 			t.Errorf("the curve flattens at %v, want %v (three hundredths below the ceiling)", got, want)
 		}
 	})
-	t.Run("a refusal below a slow API's steady ceiling keeps it steady", func(t *testing.T) {
-		// A deep cut (Beta 0.7): the next sends go well below the ceiling.
-		p := newTestPacer(t, PacerConfig{StartRate: 20, Beta: 0.7})
-		p.Decide(at(0), 0, 1)
-		p.Record(at(2*time.Second), Answer{Outcome: Accepted, Sent: at(0)})
-		p.Record(at(3*time.Second), Answer{Outcome: Throttled, Sent: at(2 * time.Second)})
-		first := p.ceil
-		sent, now := at(4*time.Second), at(6*time.Second)
-		r := min(p.curve(unixNanos(sent)), p.curve(unixNanos(now))) // the rate at the send
-		if r >= first*(1-steadyBand) {
-			t.Fatalf("rate at the second send %v, want more than a tenth below the ceiling %v", r, first)
-		}
-		p.Record(now, Answer{Outcome: Throttled, Sent: sent})
-		// About r: the answer's latency moves the curve's time scale a little.
-		if p.dark || !p.steady || math.Abs(p.ceil-r) > 0.01*r {
-			t.Errorf("dark %v, steady %v, ceiling %v; want no dark spell and a steady ceiling at about the refused rate %v",
-				p.dark, p.steady, p.ceil, r)
-		}
-	})
+	// A refusal more than a tenth below a slow API's steady ceiling: while
+	// the backend accepts requests sent since the cut, the ceiling was too high,
+	// and the refused rate is the steady ceiling now, with no dark spell;
+	// when it accepts nothing (an outage), a dark spell.
+	for _, accepting := range []bool{true, false} {
+		t.Run(fmt.Sprintf("a refusal below a slow API's steady ceiling, answers accepted %v", accepting), func(t *testing.T) {
+			// A deep cut (Beta 0.7): the next sends go well below the ceiling.
+			p := newTestPacer(t, PacerConfig{StartRate: 20, Beta: 0.7})
+			p.Decide(at(0), 0, 1)
+			p.Record(at(2*time.Second), Answer{Outcome: Accepted, Sent: at(0)})
+			p.Record(at(3*time.Second), Answer{Outcome: Throttled, Sent: at(2 * time.Second)})
+			first := p.ceil
+			if accepting { // a request sent after the cut, accepted
+				p.Record(at(5500*time.Millisecond), Answer{Outcome: Accepted, Sent: at(3500 * time.Millisecond)})
+			}
+			sent, now := at(4*time.Second), at(6*time.Second)
+			r := min(p.curve(unixNanos(sent)), p.curve(unixNanos(now))) // the rate at the send
+			if r >= first*(1-steadyBand) {
+				t.Fatalf("rate at the second send %v, want more than a tenth below the ceiling %v", r, first)
+			}
+			p.Record(now, Answer{Outcome: Throttled, Sent: sent})
+			// About r: the answer's latency moves the curve's time scale a little.
+			if p.dark == accepting || p.steady != accepting || math.Abs(p.ceil-r) > 0.01*r {
+				t.Errorf("dark %v, steady %v, ceiling %v; want dark %v, steady %v, the ceiling at about the refused rate %v",
+					p.dark, p.steady, p.ceil, !accepting, accepting, r)
+			}
+		})
+	}
 	t.Run("probes count from the cut", func(t *testing.T) {
 		// A slow API dark after a cut, with 39 older requests under way.
 		p := slowPacer(t, 2*time.Second, 40)

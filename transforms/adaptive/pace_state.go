@@ -27,8 +27,10 @@ var probeGain = 0.3
 // three (the unit too).
 const pacerWords = 16
 
-// pacerFlags are the bits of the flags byte: started, dark, steady.
-const pacerFlags = 1 | 2 | 4
+// pacerFlags are the bits of the flags byte: started, dark, steady, and
+// a request sent since the last decrease accepted (a state saved before it
+// reads as none).
+const pacerFlags = 1 | 2 | 4 | 8
 
 // MarshalBinary encodes the Pacer's state, versioned.
 func (p *Pacer) MarshalBinary() ([]byte, error) {
@@ -43,6 +45,9 @@ func (p *Pacer) MarshalBinary() ([]byte, error) {
 	}
 	if p.steady {
 		flags |= 4
+	}
+	if p.okCut {
+		flags |= 8
 	}
 	b = append(b, flags)
 	for _, f := range []float64{p.rate, p.ceil, p.spell} {
@@ -78,7 +83,7 @@ func (p *Pacer) UnmarshalBinary(data []byte) error {
 	if data[1]&^pacerFlags != 0 {
 		return ErrState
 	}
-	q := Pacer{cfg: cfg, started: data[1]&1 != 0, dark: data[1]&2 != 0, steady: data[1]&4 != 0}
+	q := Pacer{cfg: cfg, started: data[1]&1 != 0, dark: data[1]&2 != 0, steady: data[1]&4 != 0, okCut: data[1]&8 != 0}
 	d := data[2:]
 	f := func() float64 { v := math.Float64frombits(binary.LittleEndian.Uint64(d)); d = d[8:]; return v }
 	i := func() int64 { v := int64(binary.LittleEndian.Uint64(d)); d = d[8:]; return v }
