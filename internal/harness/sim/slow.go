@@ -23,6 +23,10 @@ const (
 	// A fixed bound on calls under way far above the queue's rate ×
 	// latency keeps most calls waiting past the timeout.
 	contrastMinTimedOut = 0.5
+	// An outage of a slow API: the classic targets, less the utilisation a
+	// latency of dark spell costs at each end of the outage.
+	slowOutageMaxWaste       = 0.03
+	slowOutageMinUtilisation = 0.9
 )
 
 // Settings of SlowCases: the real-time runs' (docs/live).
@@ -57,6 +61,9 @@ var SlowAlgorithms = []string{Pacer, Oracle}
 //     and a call timeout of 5 s: 12,000 elements; and the same with 256
 //     calls under way per group, fixed, as the contrast, run with the pacer
 //     only.
+//   - The classic outage scenario (offered twice the capacity, every
+//     request refused for a minute) against the 2 s API: a slow API's
+//     outage must start a dark spell, not a slow decline of the rate.
 func SlowCases() []Case {
 	var cs []Case
 	add := func(name, title string, cfg Config, n int, d time.Duration, g Goal, algs []string) {
@@ -91,5 +98,16 @@ func SlowCases() []Case {
 	fixed.SizeCalls, fixed.CallsInFlight = false, queueFixedInFlight
 	add("slow/queue-50-fixed256", fmt.Sprintf("%s; %d calls under way per group, fixed, as the contrast",
 		title, queueFixedInFlight), fixed, queueElements, 6*time.Minute, Goal{MinTimedOut: contrastMinTimedOut}, []string{Pacer})
+
+	for _, sc := range Scenarios() {
+		if sc.Name != "outage" {
+			continue
+		}
+		out := gcra
+		out.MaxWait = MatrixMaxWait
+		cs = append(cs, Case{Name: "slow/outage", Family: FamilySlow, Title: fmt.Sprintf("%s; %s", gcra.Backend.Description, sc.Title),
+			Scenario: sc, Config: out, Goal: Goal{MaxWaste: slowOutageMaxWaste, MinUtilisation: slowOutageMinUtilisation},
+			Groups: SlowGroups, Algorithms: SlowAlgorithms})
+	}
 	return cs
 }
