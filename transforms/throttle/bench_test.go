@@ -105,9 +105,11 @@ func runBenchN(b *testing.B, n int, gen func(beam.Scope, int) beam.PCollection, 
 // BenchmarkAdaptive measures the transform with a no-op caller, next to a
 // plain ParDo calling the same caller, and reports their ratio. The
 // KeyedShuffle row is the floor of a keyed step: the same calls after a
-// GroupByKey over 4 keys.
+// GroupByKey over 4 keys; each transform row reports its ratio to the last
+// KeyedShuffle run too. One run's rates swing by a third: compare medians
+// over -count runs.
 func BenchmarkAdaptive(b *testing.B) {
-	var plain float64
+	var plain, shuffle float64
 	b.Run("PlainParDo", func(b *testing.B) {
 		plain = runBench(b, func(s beam.Scope, in beam.PCollection) { beam.ParDo(s, plainCallFn{}, in) })
 	})
@@ -118,6 +120,7 @@ func BenchmarkAdaptive(b *testing.B) {
 		if plain > 0 {
 			b.ReportMetric(rate/plain, "ratio-to-plain")
 		}
+		shuffle = rate
 	})
 	for _, c := range []struct {
 		mode          Mode
@@ -132,6 +135,9 @@ func BenchmarkAdaptive(b *testing.B) {
 			})
 			if plain > 0 {
 				b.ReportMetric(rate/plain, "ratio-to-plain")
+			}
+			if shuffle > 0 {
+				b.ReportMetric(rate/shuffle, "ratio-to-shuffle")
 			}
 		})
 	}
