@@ -34,10 +34,12 @@ type Config struct {
 	// counting the calls carried from earlier firings (Carry).
 	CallsInFlight int
 	// SizeCalls sizes the bound on calls under way to what the policy's
-	// pace needs at the calls' latency, under CallsInFlight: 1 for a
-	// fast API (latency up to 100 ms) or while the policy would send no
-	// more than one cost unit in a latency (one call at a time keeps the
-	// pace), else the cost units it would send in twice the latency. The latency is Env.Latency (else the mean of
+	// pace needs at the calls' latency, under CallsInFlight: 1 for a fast
+	// API (latency up to 100 ms); one more than the calls under way while
+	// the policy would send no more than one cost unit in a latency (a
+	// probe after a cut: the policy spaces it, and the calls sent at the
+	// pace before do not hold it back); else the cost units it would send
+	// in twice the latency. The latency is Env.Latency (else the mean of
 	// this firing's answers, else a batch interval), or the age of the
 	// oldest call under way if more. Little's law: a rate at a latency
 	// needs rate × latency calls under way, and the factor of two covers

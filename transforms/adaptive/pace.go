@@ -316,7 +316,7 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 		if ra := a.RetryAfter - retryAfterSlack; ra > 0 && (sent >= p.cutAt || a.RetryAfter > p.cfg.Recover) {
 			p.blocked = max(p.blocked, satAdd(n, int64(ra)))
 		}
-		if unixNanos(a.Sent) < p.cutAt {
+		if sent < p.cutAt {
 			return // already answered by the last decrease
 		}
 		r := p.rate
