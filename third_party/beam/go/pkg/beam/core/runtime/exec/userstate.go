@@ -96,10 +96,7 @@ func (s *stateProvider) WriteValueState(val state.Transaction) error {
 	if err != nil {
 		return err
 	}
-	fv := FullValue{Elm: val.Val}
-	enc := MakeElementEncoder(coder.SkipW(s.codersByKey[val.Key]))
-	err = enc.Encode(&fv, ap)
-	if err != nil {
+	if err := encodeStateValue(val.Val, ap, s.codersByKey[val.Key]); err != nil {
 		return err
 	}
 
@@ -190,10 +187,7 @@ func (s *stateProvider) WriteBagState(val state.Transaction) error {
 	if err != nil {
 		return err
 	}
-	fv := FullValue{Elm: val.Val}
-	enc := MakeElementEncoder(coder.SkipW(s.codersByKey[val.Key]))
-	err = enc.Encode(&fv, ap)
-	if err != nil {
+	if err := encodeStateValue(val.Val, ap, s.codersByKey[val.Key]); err != nil {
 		return err
 	}
 
@@ -288,10 +282,7 @@ func (s *stateProvider) WriteMapState(val state.Transaction) error {
 	if err != nil {
 		return err
 	}
-	fv := FullValue{Elm: val.Val}
-	enc := MakeElementEncoder(coder.SkipW(s.codersByKey[val.Key]))
-	err = enc.Encode(&fv, ap)
-	if err != nil {
+	if err := encodeStateValue(val.Val, ap, s.codersByKey[val.Key]); err != nil {
 		return err
 	}
 
@@ -565,6 +556,20 @@ func (s *stateProvider) getOrderedListClearer(userStateID string, start, end int
 		return nil, err
 	}
 	return w, nil
+}
+
+// encodeStateValue writes val, encoded with c, to w in one Write: w is a
+// stateKeyWriter, which sends each Write as an Append request and waits
+// for its answer, and a coder may write a value in several pieces (a
+// length, then the bytes).
+func encodeStateValue(val any, w io.Writer, c *coder.Coder) error {
+	var buf bytes.Buffer
+	fv := FullValue{Elm: val}
+	if err := MakeElementEncoder(coder.SkipW(c)).Encode(&fv, &buf); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
 }
 
 // encodeOrderedListEntry writes varint(uint64(sortKey)) || coder_encoded(value) to w.
