@@ -149,7 +149,7 @@ func (fr *driver) drive(items []item, src source) error {
 			wall := time.Now()
 			c := &call{n: s.Call, items: callItems(items, s.Elems), sent: now,
 				ctx: fr.fn.deadlines.next(fr.fn.board.ctx, wall, fr.fn.CallTimeout),
-				p:   fr.fn.board.start(fr.key, wall.Add(fr.fn.CallTimeout))}
+				p:   fr.fn.board.start(fr.key, wall, wall.Add(fr.fn.CallTimeout))}
 			fr.calls = append(fr.calls, c)
 			fr.open = append(fr.open, c)
 			fr.t.calls++
@@ -190,13 +190,14 @@ func (fr *driver) invoke(c *call) {
 	var adv advertised
 	start := time.Now()
 	res := f.invoker.invoke(adv.context(ctx), c.items)
-	res.latency, res.quota = time.Since(start), adv.quota()
+	end := time.Now()
+	res.latency, res.quota = end.Sub(start), adv.quota()
 	if res.failed() && errors.Is(ctx.Err(), context.DeadlineExceeded) && f.board.ctx.Err() == nil {
 		// It failed because its time ran out (a caller that honours its
 		// context returns as the driver gives up on it): a timeout.
 		res = callResult{err: &timeoutError{Timeout: f.CallTimeout}, latency: res.latency}
 	}
-	f.board.finish(fr.key, c.p, res)
+	f.board.finish(c.p, res, end)
 }
 
 // collect gives the core the answers that came to its calls, and returns
@@ -251,7 +252,7 @@ func (fr *driver) wait(s firing.Step, items []item, wake <-chan struct{}, t *tim
 	case <-timer:
 		if first != nil && !time.Now().Before(first.p.timeout) {
 			res := callResult{err: &timeoutError{Timeout: fr.fn.CallTimeout}, latency: fr.fn.CallTimeout}
-			fr.fn.board.finish(fr.key, first.p, res) // a late answer is ignored
+			fr.fn.board.finish(first.p, res, time.Now()) // a late answer is ignored
 			fr.collect(items)
 		}
 	case <-interrupt.Done():

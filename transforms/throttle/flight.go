@@ -111,9 +111,10 @@ type groupCalls struct {
 
 // pending is a call under way or answered, not yet collected by a firing.
 type pending struct {
-	seq       int64     // on its board: its ID is the board's nonce and seq
-	timeout   time.Time // by the wall clock
-	sent      time.Time // by the wall clock
+	seq       int64       // on its board: its ID is the board's nonce and seq
+	g         *groupCalls // its group's calls, which hold it until it is answered
+	timeout   time.Time   // by the wall clock
+	sent      time.Time   // by the wall clock
 	done      bool
 	res       callResult
 	at        time.Time // by the wall clock: when the answer came
@@ -133,6 +134,11 @@ func newCallBoard() (*callBoard, error) {
 func (b *callBoard) group(key string) *groupCalls {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	return b.groupLocked(key)
+}
+
+// groupLocked is group, with b.mu held.
+func (b *callBoard) groupLocked(key string) *groupCalls {
 	g, ok := b.groups[key]
 	if !ok {
 		g = &groupCalls{calls: map[int64]*pending{}, wake: make(chan struct{}, 1)}
@@ -141,13 +147,14 @@ func (b *callBoard) group(key string) *groupCalls {
 	return g
 }
 
-// start notes a call of group key, answered by timeout at the latest.
-func (b *callBoard) start(key string, timeout time.Time) *pending {
-	g := b.group(key)
+// start notes a call of group key sent at sent, answered by timeout at the
+// latest (both by the wall clock).
+func (b *callBoard) start(key string, sent, timeout time.Time) *pending {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	g := b.groupLocked(key)
 	b.seq++
-	p := &pending{seq: b.seq, timeout: timeout, sent: time.Now()}
+	p := &pending{seq: b.seq, g: g, timeout: timeout, sent: sent}
 	if b.ceiling != nil {
 		b.ceiling.Sent(p.sent, b.underWay)
 	}
@@ -170,14 +177,13 @@ func (b *callBoard) seqOf(id string) (int64, bool) {
 	return seq, err == nil
 }
 
-// finish posts the answer to call p of group key, unless it has one (a
-// call given up at its timeout), and wakes a firing of the group waiting
-// for answers.
-func (b *callBoard) finish(key string, p *pending, res callResult) {
-	g := b.group(key)
+// finish posts the answer res to call p, which came at at (by the wall
+// clock), unless it has one (a call given up at its timeout), and wakes a
+// firing of the group waiting for answers.
+func (b *callBoard) finish(p *pending, res callResult, at time.Time) {
 	b.mu.Lock()
 	if !p.done {
-		p.done, p.res, p.at = true, res, time.Now()
+		p.done, p.res, p.at = true, res, at
 		b.underWay--
 		if b.ceiling != nil {
 			b.ceiling.Observe(p.sent, p.at)
@@ -190,7 +196,7 @@ func (b *callBoard) finish(key string, p *pending, res callResult) {
 	}
 	b.mu.Unlock()
 	select {
-	case g.wake <- struct{}{}:
+	case p.g.wake <- struct{}{}:
 	default:
 	}
 }

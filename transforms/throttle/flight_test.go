@@ -234,10 +234,10 @@ func TestBoardRoom(t *testing.T) {
 	timeout := time.Now().Add(time.Minute)
 	var a []*pending
 	for range 3 {
-		a = append(a, b.start("a", timeout))
+		a = append(a, b.start("a", time.Now(), timeout))
 	}
 	for range 2 {
-		b.start("b", timeout)
+		b.start("b", time.Now(), timeout)
 	}
 	for _, tc := range []struct {
 		key  string
@@ -247,12 +247,12 @@ func TestBoardRoom(t *testing.T) {
 			t.Errorf("room(%q) = %d, want %d", tc.key, got, tc.want)
 		}
 	}
-	b.finish("a", a[0], callResult{latency: time.Second})
+	b.finish(a[0], callResult{latency: time.Second}, time.Now())
 	if got := b.room("b"); got != 8 {
 		t.Errorf("room(b) after an answer to a: %d, want 8", got)
 	}
 	for range 20 {
-		b.start("c", timeout)
+		b.start("c", time.Now(), timeout)
 	}
 	if got := b.room("a"); got != 1 {
 		t.Errorf("room(a) with the ceiling spent by others: %d, want 1", got)

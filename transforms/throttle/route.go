@@ -48,16 +48,16 @@ func (f *throttleFn) batching() bool { return f.ItemsPerCall > 1 || f.BytesPerCa
 
 // routed routes the element of a Route step of the core.
 func (fr *driver) routed(now time.Time, items []item, s firing.Step, calls []*call) {
-	it := items[s.Elem]
-	syncItem(&it, fr.core.Elem(s.Elem))
+	it := &items[s.Elem] // routed once: its slot in items is not read again
+	syncItem(it, fr.core.Elem(s.Elem))
 	if s.Why == firing.Interrupted {
-		fr.interrupt(now, it) // under Drop too: it counts as interrupted
+		fr.interrupt(now, *it) // under Drop too: it counts as interrupted
 		return
 	}
 	if s.To == firing.Dropped {
 		fr.t.dropped++
-		fr.ended(&it, now, false)
-		fr.decided(&it, nil, false)
+		fr.ended(it, now, false)
+		fr.decided(it, nil, false)
 		return
 	}
 	var fl failure
@@ -66,9 +66,9 @@ func (fr *driver) routed(now time.Time, items []item, s firing.Step, calls []*ca
 		resp, _ := calls[s.Call].res.of(s.Pos)
 		if s.To == firing.Success {
 			fr.t.accepted++
-			fr.ended(&it, now, true)
-			fr.out.ok(&it, resp)
-			fr.decided(&it, resp, fr.remember(&it, resp))
+			fr.ended(it, now, true)
+			fr.out.ok(it, resp)
+			fr.decided(it, resp, fr.remember(it, resp))
 			return
 		}
 		fl = it.Last // classified when its answer came (answered)
@@ -80,8 +80,8 @@ func (fr *driver) routed(now time.Time, items []item, s firing.Step, calls []*ca
 			fl = failure{Outcome: OutcomeClientThrottled, Prob: 1, Error: fr.expiryMessage(s.Bound, s.Until)}
 		}
 	}
-	fr.fail(now, it, fl)
-	fr.decided(&it, nil, false)
+	fr.fail(now, *it, fl)
+	fr.decided(it, nil, false)
 }
 
 // failureOf is the failure of an element whose call ended with err (not
