@@ -127,7 +127,7 @@ func BenchmarkAdaptive(b *testing.B) {
 		groups, batch int
 	}{
 		{ModeSRE, 1, benchElements}, {ModeSRE, 4, benchElements}, {ModeSRE, 4, 5000},
-		{ModeSRE, 4, 500}, {ModePaced, 4, 5000},
+		{ModeSRE, 4, 500}, {ModeSRE, 4, 100}, {ModePaced, 4, 5000},
 	} {
 		b.Run(fmt.Sprintf("Throttle/%v/groups=%d/batch=%d", c.mode, c.groups, c.batch), func(b *testing.B) {
 			rate := runBench(b, func(s beam.Scope, in beam.PCollection) {
