@@ -50,7 +50,7 @@ func (f *Firing) expire(k int, next time.Time) {
 // Timer returns, at now at the end of the firing, when the group's timer
 // fires next if its queue is not empty: one batch interval after this
 // firing's timer, or, if the policy postponed, at the time it asked for
-// (Tick from now at the soonest), but no later than the first element left
+// less startLead (Tick from now at the soonest), but no later than the first element left
 // queued runs out of waiting; if it ended waiting for a slot of
 // CallsInFlight (Detach), when its oldest call is expected to be answered
 // (Tick from now at the soonest, a tenth of a batch interval at the
@@ -60,7 +60,7 @@ func (f *Firing) Timer(now time.Time) time.Time {
 	if f.stopped && !f.retryAt.IsZero() {
 		// Runners keep timer times in milliseconds: round up, so that the
 		// firing does not come before the time it waits for.
-		next = laterOf(f.retryAt, f.postponedAt.Add(f.cfg.Tick)).Add(time.Millisecond - 1).Truncate(time.Millisecond)
+		next = laterOf(f.retryAt.Add(-f.startLead()), f.postponedAt.Add(f.cfg.Tick)).Add(time.Millisecond - 1).Truncate(time.Millisecond)
 		// A long postponement (a quota spent for the day) does not hold
 		// back the elements MaxWait would route.
 		if due := f.expiryDue(now); !due.IsZero() && due.Before(next) {
@@ -85,6 +85,20 @@ func (f *Firing) Timer(now time.Time) time.Time {
 	}
 	return next
 }
+
+// startLead is how long before the time a firing stopped at (a slot of
+// the policy) the next firing starts: a tenth of Wait, at most
+// maxStartLead; none for firings that end at their first postponement. The
+// next firing waits inside itself for the slot, so its start-up (the
+// runner's timer, the state it reads) comes before the slot, not after it:
+// a pacer spaces the next slot from a late send, so a late first send at
+// every firing would cost its lateness once a firing.
+func (f *Firing) startLead() time.Duration {
+	return min(f.cfg.Wait/10, maxStartLead)
+}
+
+// maxStartLead bounds startLead.
+const maxStartLead = 100 * time.Millisecond
 
 // expiryDue returns when the first element the firing leaves queued runs
 // out of waiting (just after, in whole milliseconds), or the zero Time

@@ -101,6 +101,11 @@ func TestFiring(t *testing.T) {
 		{
 			name: "a postponement beyond the wait leaves the rest queued", cfg: firing.Config{Wait: time.Second, BatchInterval: time.Second},
 			since: make([]time.Duration, 2), ds: []adaptive.Decision{later}, answer: accept,
+			rest: []int{0, 1}, timer: t0.Add(time.Hour - 100*time.Millisecond), // the next firing waits inside itself for the last 100 ms
+		},
+		{
+			name: "a firing that ends at its postponement starts its successor at the time it asked for", cfg: firing.Config{BatchInterval: time.Second},
+			since: make([]time.Duration, 2), ds: []adaptive.Decision{later}, answer: accept,
 			rest: []int{0, 1}, timer: t0.Add(time.Hour),
 		},
 		{

@@ -114,10 +114,13 @@ func TestGroupLoop(t *testing.T) {
 		outcomes  sim.Outcomes
 	}{
 		{
-			name: "a postpone ends the firing and fires again at RetryAt", arrivals: at(2, 0),
+			// The next firing starts a tenth of its wait (the batch
+			// interval) before RetryAt, to wait for it inside itself; the
+			// scripted policy sends at once.
+			name: "a postpone ends the firing and fires again just before RetryAt", arrivals: at(2, 0),
 			decide:    postponeFirst(0, 2500*ms),
-			decisions: []decision{{sec, 0}, {2500 * ms, 0}, {2500 * ms, 0}},
-			records:   []record{{2500 * ms, 2500 * ms, adaptive.Accepted, 0}, {2500 * ms, 2500 * ms, adaptive.Accepted, 0}},
+			decisions: []decision{{sec, 0}, {2400 * ms, 0}, {2400 * ms, 0}},
+			records:   []record{{2400 * ms, 2400 * ms, adaptive.Accepted, 0}, {2400 * ms, 2400 * ms, adaptive.Accepted, 0}},
 			outcomes:  sim.Outcomes{Arrived: 2, Success: 2},
 		},
 		{
@@ -225,9 +228,9 @@ func TestGroupLoop(t *testing.T) {
 			name: "MaxWait rejects at the start of a firing", arrivals: []time.Duration{0, 500 * ms},
 			cfg:    sim.Config{MaxWait: 2 * sec},
 			decide: func(_ int, at time.Duration) verdict { return verdict{adaptive.Postpone, at + sec} },
-			// At 2 s the first has waited exactly MaxWait; at 3 s both
-			// have waited longer.
-			decisions: []decision{{sec, 0}, {2 * sec, 0}},
+			// The next firing comes at 1.9 s, just before the slot asked
+			// for; its slot, 2.9 s, is past both elements' MaxWait.
+			decisions: []decision{{sec, 0}, {1900 * ms, 0}},
 			outcomes:  sim.Outcomes{Arrived: 2, ClientRejected: 2},
 		},
 		{
