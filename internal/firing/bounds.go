@@ -49,17 +49,18 @@ func (f *Firing) expire(k int, next time.Time) {
 
 // Timer returns, at now at the end of the firing, when the group's timer
 // fires next if its queue is not empty: one batch interval after this
-// firing's timer, or, if the policy postponed, at the time it asked for
-// less startLead (Tick from now at the soonest), but no later than the first element left
-// queued runs out of waiting; if it ended waiting for a slot of
+// firing's timer, or, if the policy postponed, startLead before the time
+// it asked for (Tick from now at the soonest), but no later than the first
+// element left queued runs out of waiting; if it ended waiting for a slot of
 // CallsInFlight (Detach), when its oldest call is expected to be answered
 // (Tick from now at the soonest, a tenth of a batch interval at the
 // latest); always after the firing's timer.
 func (f *Firing) Timer(now time.Time) time.Time {
 	next := f.fire.Add(f.cfg.BatchInterval)
 	if f.stopped && !f.retryAt.IsZero() {
-		// Runners keep timer times in milliseconds: round up, so that the
-		// firing does not come before the time it waits for.
+		// Runners keep timer times in milliseconds: round up, so that a
+		// firing without a lead (startLead) does not come before the time
+		// it waits for; one with a lead waits for it inside itself.
 		next = laterOf(f.retryAt.Add(-f.startLead()), f.postponedAt.Add(f.cfg.Tick)).Add(time.Millisecond - 1).Truncate(time.Millisecond)
 		// A long postponement (a quota spent for the day) does not hold
 		// back the elements MaxWait would route.
