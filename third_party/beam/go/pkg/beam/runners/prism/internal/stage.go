@@ -215,6 +215,9 @@ progress:
 				break progress // exit progress loop on close.
 			}
 		case <-dataReady:
+			// dataReady is closed, not sent on: stop selecting it, or the
+			// loop spins until the bundle's response arrives.
+			dataReady = nil
 			dataFinished = true
 			if dataFinished && bundleFinished {
 				break progress // exit progress loop on close.
