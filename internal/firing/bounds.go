@@ -89,7 +89,8 @@ func (f *Firing) Timer(now time.Time) time.Time {
 
 // startLead is how long before the time a firing stopped at (a slot of
 // the policy) the next firing starts: a tenth of Wait, at most
-// maxStartLead; none for firings that end at their first postponement. The
+// maxStartLead; none without a Wait (a firing that ends at its first
+// postponement, having nothing to wait for the slot inside). The
 // next firing waits inside itself for the slot, so its start-up (the
 // runner's timer, the state it reads) comes before the slot, not after it:
 // a pacer spaces the next slot from a late send, so a late first send at
