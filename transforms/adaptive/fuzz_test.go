@@ -229,6 +229,7 @@ func FuzzPacerState(f *testing.F) {
 	f.Add([]byte{0x23, 7}, []byte{})
 	f.Add(append([]byte{0x23, 1}, make([]byte, 8*14)...), []byte{0xff, 1})
 	f.Add(append([]byte{0x24, 1}, make([]byte, 8*16)...), []byte{0xff, 1})
+	f.Add(append([]byte{0x25, 1}, make([]byte, 8*19)...), []byte{0xff, 1})
 	f.Add(append([]byte{0x22, 3}, bytes.Repeat([]byte{0xff}, 8*13)...), []byte{9})
 	f.Fuzz(func(t *testing.T, data, costs []byte) {
 		p := mustNewPacer(t)
@@ -249,17 +250,22 @@ func FuzzPacerState(f *testing.F) {
 			if !bytes.Equal(got, fresh) {
 				t.Fatalf("empty state left %x, want a new Pacer's %x", got, fresh)
 			}
-		case data[0] == 0x24:
+		case data[0] == 0x25:
 			if !bytes.Equal(got, data) {
 				t.Fatalf("saved again as %x, want %x", got, data)
 			}
+		case data[0] == 0x24:
+			want := append(append([]byte{0x25}, data[1:]...), make([]byte, 24)...)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("saved again as %x, want %x", got, want)
+			}
 		case data[0] == 0x23:
-			want := append(append([]byte{0x24}, data[1:]...), make([]byte, 16)...)
+			want := append(append([]byte{0x25}, data[1:]...), make([]byte, 40)...)
 			if !bytes.Equal(got, want) {
 				t.Fatalf("saved again as %x, want %x", got, want)
 			}
 		case data[0] == 0x22:
-			want := append(append([]byte{0x24}, data[1:]...), make([]byte, 24)...)
+			want := append(append([]byte{0x25}, data[1:]...), make([]byte, 48)...)
 			if !bytes.Equal(got, want) {
 				t.Fatalf("saved again as %x, want %x", got, want)
 			}

@@ -74,13 +74,17 @@ import (
 //     through since the decrease count as probes under way, the next slot
 //     is spaced at the rate after a cut (a strict limiter would refuse the
 //     first request after it), the first refusal already makes the
-//     ceiling steady (and one below it, while what is sent since a cut is
-//     accepted, keeps it steady, lower), the curve flattens up to three
-//     hundredths below it (in proportion to the latency), and a refusal at
-//     a steady ceiling cuts without a dark spell, which would idle a whole
-//     latency. A refusal below a steady ceiling more than two recoveries
-//     after the last cut is the send times' jitter against the limiter and
-//     keeps the ceiling; sooner, the refused rate is the ceiling. Under a
+//     ceiling steady, at the rate when the latest accepted request was
+//     sent (slow start climbed a little since; one below it, while what is
+//     sent since a cut is accepted, keeps it steady, lower), the curve
+//     flattens up to two hundredths below it (in proportion to the
+//     latency), and a refusal at a steady ceiling cuts without a dark
+//     spell, which would idle a whole latency. Refusals near a steady
+//     ceiling, at most one in a hundred recent answers, are the send
+//     times' jitter against a strict limiter and neither cut nor move the
+//     ceiling. A refusal below a steady ceiling more than two recoveries
+//     after the last cut keeps the ceiling too; sooner, the refused rate
+//     is the ceiling. Under a
 //     steady ceiling the curve climbs above it slower in proportion to the
 //     latency beyond 100 ms, so that the probes for more capacity, each
 //     wasting about a latency's worth of requests against a strict
@@ -131,6 +135,10 @@ type Pacer struct {
 	lat     int64   // the answers' latency (EWMA, nanos); 0 until an answer
 	probes  int64   // requests let through while dark, not answered yet
 	okCut   bool    // a request sent since the last decrease was accepted
+	answers int64   // recent answers to requests sent since the last decrease
+	refused int64   // how many of them were refusals
+	okSent  int64   // send time of the latest request accepted
+	okCeil  bool    // the ceiling is a rate the backend accepted
 
 	adv []advertisedLimit // one per limit the answers advertise
 }
@@ -156,30 +164,6 @@ func (p *Pacer) start(n int64) {
 		p.epoch = n - int64(p.cfg.Recover)*int64(p.cfg.Groups)
 	}
 }
-
-// typical returns the unit, the typical cost of a request, or 1 while no
-// request with a cost has set it.
-func (p *Pacer) typical() float64 {
-	if p.unit == 0 {
-		return 1
-	}
-	return p.unit
-}
-
-// learn moves the unit towards the cost c of a request let through; a
-// free request (c = 0) does not move it.
-func (p *Pacer) learn(c float64) {
-	switch {
-	case c == 0:
-	case p.unit == 0:
-		p.unit = min(c, maxUnit)
-	default:
-		p.unit += (min(c, maxUnit) - p.unit) * unitWeight
-	}
-}
-
-// floor returns the lowest rate, MinRate × unit.
-func (p *Pacer) floor() float64 { return min(p.cfg.MinRate*p.typical(), maxRate) }
 
 // after returns n plus the time c cost units take at the current rate,
 // saturating at the largest time.
@@ -310,6 +294,9 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 	if p.dark && sent >= p.cutAt && p.probes > 0 {
 		p.probes--
 	}
+	if sent >= p.cutAt {
+		p.countAnswer(a.Outcome == Throttled)
+	}
 	switch a.Outcome {
 	case Throttled:
 		// A short Retry-After on a send before the last cut: answered.
@@ -319,13 +306,17 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 		if sent < p.cutAt {
 			return // already answered by the last decrease
 		}
-		r := p.rate
+		r, ok := p.rate, false
 		if !p.dark {
 			// The rate at the send: a slow answer comes after a climb.
 			r = p.curve(n)
 			if !a.Sent.IsZero() && sent < n {
 				r = min(r, p.curve(sent))
 			}
+			r, ok = p.slowStartCeiling(r, sent)
+		}
+		if p.jitter(r, a.RetryAfter) {
+			return // the send times' jitter against a strict limiter
 		}
 		if p.ceil == 0 || !p.dark {
 			p.spell = r // a new congestion: remember where it began
@@ -335,7 +326,9 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 		if p.dark {
 			cut = p.cfg.Backoff // still rejected after a decrease: back off
 		}
-		p.ceil = p.refusedAt(n, r)
+		if c := p.refusedAt(n, r); c != p.ceil {
+			p.ceil, p.okCeil = c, ok
+		}
 		p.rate = max(r*cut, p.floor())
 		if p.lat > int64(steadyLatency) {
 			// The next slot, spaced at the old rate, moves to the new
@@ -344,6 +337,7 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 			p.next = max(p.next, p.after(p.sent, p.typical()))
 		}
 		p.epoch, p.cutAt, p.okCut = n, n, false
+		p.answers, p.refused = 0, 0
 		p.dark = true
 		p.probes = 0
 		p.cuts++
@@ -355,13 +349,14 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 		}
 	case Accepted:
 		p.okCut = p.okCut || sent >= p.cutAt
+		p.okSent = max(p.okSent, sent)
 		if !p.dark || sent < p.cutAt {
 			return // not news: sent before the last decrease
 		}
 		if p.cuts >= 2 {
 			// The backend rejected everything through several decreases
 			// and now accepts again: start from where the spell began.
-			p.ceil = p.spell
+			p.ceil, p.okCeil = p.spell, false
 		}
 		// The curve starts again from β·ceil when the backend accepts.
 		p.epoch = n

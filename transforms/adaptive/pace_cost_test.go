@@ -83,7 +83,10 @@ func pacerScript(p *Pacer, seed uint64, steps int, ask func(p *Pacer, now time.T
 // the curve's time scale followed the latency, and a steady ceiling
 // forgave a little lateness and kept through a lone refusal, and a refusal
 // below a slow API's steady ceiling kept it steady while requests sent
-// since the cut were accepted (both paths still agree on each).
+// since the cut were accepted, and a slow API's rare refusals at its
+// steady ceiling passed as jitter and its slow start ended at the rate of
+// the latest accepted send, with a narrower margin below it (both paths
+// still agree on each).
 func TestPacerCostOne(t *testing.T) {
 	configs := []PacerConfig{
 		{},
@@ -96,15 +99,15 @@ func TestPacerCostOne(t *testing.T) {
 		digest uint64
 		sends  int
 	}{
-		{1, 0, 0xacbb489418a98fad, 1649},
-		{1, 1, 0x7ba6445a48fed42, 1661},
-		{1, 2, 0x1f9714ac456757e4, 1667},
-		{2, 0, 0xdc57ead6483c6d9d, 1666},
-		{2, 1, 0xc2a050762a5e1f30, 1657},
-		{2, 2, 0x11b57eb009051a52, 1653},
-		{3, 0, 0x1bcfe6f94388b6db, 1693},
-		{3, 1, 0xc508c2664ddbb392, 1688},
-		{3, 2, 0x73372b1535d5142a, 1697},
+		{1, 0, 0xb6850b5c7e9fe054, 1692},
+		{1, 1, 0x5943c62822298014, 1675},
+		{1, 2, 0x9dc3e69b92f07a46, 1687},
+		{2, 0, 0x4c053dc9f8986477, 1705},
+		{2, 1, 0x8a104fb7c1b05f59, 1692},
+		{2, 2, 0x54dd1666ca52ff84, 1694},
+		{3, 0, 0x6e5e66025d7d3350, 1710},
+		{3, 1, 0x91463257feaa13e3, 1703},
+		{3, 2, 0x3dfd4e8fed77572c, 1713},
 	}
 	asks := []struct {
 		name string
@@ -412,8 +415,8 @@ func TestPacerStateUnit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b[0] != 0x24 {
-		t.Errorf("got version %#x, want 0x24", b[0])
+	if b[0] != 0x25 {
+		t.Errorf("got version %#x, want 0x25", b[0])
 	}
 	q := newTestPacer(t, PacerConfig{StartRate: 10})
 	if err := q.UnmarshalBinary(b); err != nil {
@@ -451,7 +454,8 @@ func TestPacerReadsVersion2(t *testing.T) {
 		}
 	}
 	want.unit = 0
-	want.lat, want.probes = 0, 0 // not known before version 0x24
+	want.lat, want.probes = 0, 0                      // not known before version 0x24
+	want.answers, want.refused, want.okSent = 0, 0, 0 // nor before 0x25
 	p := newTestPacer(t, PacerConfig{StartRate: 10})
 	if err := p.UnmarshalBinary(old); err != nil {
 		t.Fatalf("UnmarshalBinary of version 0x22: %v", err)
@@ -475,8 +479,8 @@ func TestPacerReadsVersion2(t *testing.T) {
 	}
 	// Saved again, it is of this version and keeps its unit.
 	b, _ := p.MarshalBinary()
-	if b[0] != 0x24 || len(b) != len(old)+24 {
-		t.Errorf("saved again: version %#x, %d bytes, want 0x24, %d", b[0], len(b), len(old)+24)
+	if b[0] != 0x25 || len(b) != len(old)+48 {
+		t.Errorf("saved again: version %#x, %d bytes, want 0x25, %d", b[0], len(b), len(old)+48)
 	}
 	// The first request with a cost sets the unit.
 	q := newTestPacer(t, PacerConfig{StartRate: 10})
@@ -502,12 +506,13 @@ func TestPacerUnmarshalRefusesUnit(t *testing.T) {
 	good, _ := p.MarshalBinary()
 	withUnit := func(u float64) []byte {
 		b := slices.Clone(good)
-		binary.LittleEndian.PutUint64(b[len(b)-24:], math.Float64bits(u)) // before the latency and the probes
+		binary.LittleEndian.PutUint64(b[len(b)-48:], math.Float64bits(u)) // before the latency, the probes, the answers, the refusals and the latest accepted send
 		return b
 	}
 	set := func(i int, v byte, b []byte) []byte { b = slices.Clone(b); b[i] = v; return b }
 	old, _ := hex.DecodeString(pacerState2)
-	v3 := set(0, 0x23, good[:len(good)-16])
+	v3 := set(0, 0x23, good[:len(good)-40])
+	v4 := set(0, 0x24, good[:len(good)-24])
 	tests := []struct {
 		name string
 		data []byte
@@ -519,17 +524,21 @@ func TestPacerUnmarshalRefusesUnit(t *testing.T) {
 		{"largest unit", withUnit(1 << 63), nil},
 		{"version 0x22", old, nil},
 		{"version 0x23", v3, nil},
-		{"negative latency", append(slices.Clone(good[:len(good)-16]), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0), ErrState},
+		{"version 0x24", v4, nil},
+		{"negative latency", append(append(slices.Clone(good[:len(good)-40]), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff), make([]byte, 32)...), ErrState},
+		{"more refusals than answers", append(append(slices.Clone(good[:len(good)-24]), 1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0), make([]byte, 8)...), ErrState},
 		{"unit NaN", withUnit(math.NaN()), ErrState},
 		{"unit +Inf", withUnit(math.Inf(1)), ErrState},
 		{"unit above the largest cost", withUnit(1 << 64), ErrState},
 		{"unit negative", withUnit(-1), ErrState},
 		{"unit below 1", withUnit(0.5), ErrState},
-		{"unknown flag", set(1, 16|1, good), ErrState},
+		{"unknown flag", set(1, 32|1, good), ErrState},
+		{"accepted ceiling in 0x24", set(1, 16|1, v4), ErrState},
 		{"unknown flag in 0x22", set(1, 0x80|1, old), ErrState},
 		{"0x22 of this version's length", set(0, 0x22, good), ErrState},
 		{"0x23 of version 0x22's length", set(0, 0x23, old), ErrState},
-		{"version 0x25", set(0, 0x25, good), ErrState},
+		{"version 0x26", set(0, 0x26, good), ErrState},
+		{"0x24 of this version's length", set(0, 0x24, good), ErrState},
 		{"0x23 of this version's length", set(0, 0x23, good), ErrState},
 		{"one byte more", append(slices.Clone(good), 0), ErrState},
 	}

@@ -35,15 +35,34 @@ func (p *Pacer) learnLatency(n, d int64) {
 func (p *Pacer) doubling() float64 { return max(1, float64(p.lat)/1e9) }
 
 // margin is how far below a steady ceiling the curve flattens: steadyMargin,
-// up to three times that in proportion to the latency beyond steadyLatency
-// (an overshoot costs more the longer the answers take to say so).
+// up to refusedMargins times that in proportion to the latency beyond
+// steadyLatency (an overshoot costs more the longer the answers take to
+// say so, and a refused rate is further above the limit the longer the
+// curve climbed before the refusal came back), or up to acceptedMargins
+// times that below a ceiling that is a rate the backend accepted.
 func (p *Pacer) margin() float64 {
-	return steadyMargin * min(3, max(1, float64(p.lat)/float64(steadyLatency)))
+	k := float64(refusedMargins)
+	if p.okCeil {
+		k = acceptedMargins
+	}
+	return steadyMargin * min(k, max(1, float64(p.lat)/float64(steadyLatency)))
 }
 
 // steadyLatency is the latency up to which the curve climbs above a steady
 // ceiling at half its speed; beyond it, slower in proportion.
 const steadyLatency = 100 * time.Millisecond
+
+// refusedMargins and acceptedMargins bound the margin of a slow API, in
+// steadyMargins, below a ceiling that is a refused rate and one the backend
+// accepted. Below an accepted rate the margin only has to cover the send
+// times' jitter: loopback arrivals jitter by a millisecond or two, a few
+// hundredths of a strict limiter's spacing at tens of requests a second,
+// and two hundredths keep the refusals at the flat within jitterShare,
+// where they pass as jitter.
+const (
+	refusedMargins  = 3
+	acceptedMargins = 2
+)
 
 // recoverLatencies is how many latencies the cubic curve takes at least to
 // climb back to the ceiling.
@@ -123,4 +142,67 @@ func satInt(f float64) int {
 		return math.MaxInt
 	}
 	return int(f)
+}
+
+// slowStartCeiling returns the rate a slow API's first refusal in slow
+// start, of a request sent at sent at rate r, makes the ceiling: the rate
+// when the latest request accepted was sent, if that was before, but not
+// more than a tenth (steadyBand) below r. The rate climbs during slow
+// start, a little between one send and the next; a strict limiter refuses
+// the first request spaced closer than its rate allows, and the last one it
+// accepted is the better estimate of that rate. A flat a margin below a
+// refused rate that overshot by one step of the climb would still be above
+// the limit. It reports whether the ceiling is that accepted rate.
+func (p *Pacer) slowStartCeiling(r float64, sent int64) (float64, bool) {
+	if p.ceil != 0 || p.lat <= int64(steadyLatency) || p.okSent == 0 || p.okSent >= sent {
+		return r, false
+	}
+	ok := p.curve(p.okSent)
+	if ok >= r || ok < r*(1-steadyBand) {
+		return min(r, max(ok, r*(1-steadyBand))), false
+	}
+	return ok, true
+}
+
+// A slow API's refusals at a steady ceiling: jitterShare and jitterAnswers
+// (see [Pacer.jitter]), and jitterWindow, the answers after which the
+// counts behind the share are halved, so that it follows recent answers.
+const (
+	jitterShare   = 0.01
+	jitterAnswers = 100
+	jitterWindow  = 2 * jitterAnswers
+)
+
+// countAnswer counts an answer to a request sent since the last decrease,
+// refused or not.
+func (p *Pacer) countAnswer(refused bool) {
+	p.answers++
+	if refused {
+		p.refused++
+	}
+	if p.answers >= jitterWindow {
+		p.answers /= 2
+		p.refused /= 2
+	}
+}
+
+// jitter reports whether a refusal of a request sent at rate r, with
+// Retry-After ra, is the send times' jitter against a strict limiter rather
+// than a limit: a slow API, a steady ceiling, r at most a tenth
+// (steadyBand) below it and not above it, a request sent since the last
+// decrease accepted, no Retry-After beyond retryAfterSlack (a used-up
+// window asks for longer), and the refusals
+// (this one counted) within jitterShare of the recent answers to requests
+// sent since the last decrease, or of jitterAnswers if fewer. A strict
+// limiter (GCRA with no burst) refuses a request that arrives a
+// millisecond early after one that arrived a millisecond late, however far
+// below its rate the sends are spaced on average; cutting on each such
+// refusal, and taking its rate as the new ceiling, would ratchet the rate
+// down a margin at a time. A rate above the limit is refused far more
+// often (a strict limiter refuses every second request, a token bucket the
+// excess), and the next refusal cuts.
+func (p *Pacer) jitter(r float64, ra time.Duration) bool {
+	return p.lat > int64(steadyLatency) && p.steady && p.okCut && r <= p.ceil && r >= p.ceil*(1-steadyBand) &&
+		ra <= retryAfterSlack &&
+		float64(p.refused) <= jitterShare*float64(max(p.answers, jitterAnswers))
 }

@@ -67,6 +67,7 @@ func TestPacerSlowAnswers(t *testing.T) {
 	})
 	t.Run("a cut starts from the rate at the send", func(t *testing.T) {
 		p := slowPacer(t, 2*time.Second, 1)
+		p.okSent = 0 // none accepted
 		sent := at(3 * time.Second)
 		atSend := p.curve(unixNanos(sent))
 		now := at(5 * time.Second)
@@ -78,14 +79,27 @@ func TestPacerSlowAnswers(t *testing.T) {
 			t.Errorf("ceiling %v, want the rate when the refused request was sent, %v", p.ceil, atSend)
 		}
 	})
+	t.Run("slow start's ceiling is the rate of the latest accepted send", func(t *testing.T) {
+		p := slowPacer(t, 2*time.Second, 1)
+		ok, sent := at(2950*time.Millisecond), at(3*time.Second)
+		p.Record(ok.Add(2*time.Second), Answer{Outcome: Accepted, Sent: ok})
+		want := p.curve(unixNanos(ok))
+		p.Record(sent.Add(2*time.Second), Answer{Outcome: Throttled, Sent: sent})
+		if math.Abs(p.ceil-want) > 1e-9 {
+			t.Errorf("ceiling %v, want the rate when the latest accepted request was sent, %v", p.ceil, want)
+		}
+		if got, want := p.margin(), acceptedMargins*steadyMargin; !p.okCeil || math.Abs(got-want) > 1e-12 {
+			t.Errorf("margin %v below an accepted rate (%v), want %v", got, p.okCeil, want)
+		}
+	})
 	t.Run("a slow API's first refusal cuts without a dark spell", func(t *testing.T) {
 		p := slowPacer(t, 2*time.Second, 40)
 		p.Record(at(3*time.Second), Answer{Outcome: Throttled, Sent: at(2 * time.Second)})
 		if p.dark || !p.steady {
 			t.Errorf("dark %v, steady %v; want a steady ceiling and no dark spell", p.dark, p.steady)
 		}
-		if got, want := p.curve(p.epoch+int64(p.recover())), p.ceil*(1-3*steadyMargin); math.Abs(got-want) > 1e-9 {
-			t.Errorf("the curve flattens at %v, want %v (three hundredths below the ceiling)", got, want)
+		if got, want := p.curve(p.epoch+int64(p.recover())), p.ceil*(1-refusedMargins*steadyMargin); math.Abs(got-want) > 1e-9 {
+			t.Errorf("the curve flattens at %v, want %v (a slow API's margin below the ceiling)", got, want)
 		}
 	})
 	// A refusal more than a tenth below a slow API's steady ceiling: while
@@ -167,13 +181,15 @@ func TestPacerForgivesLateness(t *testing.T) {
 	}{
 		{"steady, a little late", true, 200 * time.Microsecond, func(time.Duration) time.Duration { return 0 }},
 		{"steady, later than half the margin", true, 5 * time.Millisecond,
-			func(s time.Duration) time.Duration { return 5*time.Millisecond - s*3/200 }},
+			func(s time.Duration) time.Duration {
+				return 5*time.Millisecond - time.Duration(float64(s)*refusedMargins*steadyMargin/2)
+			}},
 		{"not steady", false, 200 * time.Microsecond, func(time.Duration) time.Duration { return 200 * time.Microsecond }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := newTestPacer(t, PacerConfig{Rate: 20})
 			p.Decide(at(0), 0, 1)
-			p.steady, p.lat = c.steady, int64(2*time.Second) // a margin of three hundredths
+			p.steady, p.lat = c.steady, int64(2*time.Second) // a slow API's largest margin
 			slot := at(time.Second)
 			p.next, p.last = unixNanos(slot), unixNanos(slot)
 			if d := p.Decide(slot.Add(c.late), 0, 1); d.Verdict != Send {
@@ -182,6 +198,61 @@ func TestPacerForgivesLateness(t *testing.T) {
 			spacing := time.Duration(1e9 / p.rate)
 			if got, want := time.Unix(0, p.next).Sub(slot), c.from(spacing)+spacing; (got - want).Abs() > time.Microsecond {
 				t.Errorf("next slot after the slot: got %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestPacerJitter: a slow API's refusals at its steady ceiling, rarer than
+// jitterShare of the recent answers, neither cut nor lower the ceiling;
+// a refusal more often, too soon after a cut, or from a fast API does.
+func TestPacerJitter(t *testing.T) {
+	tests := []struct {
+		name     string
+		lat      time.Duration
+		accepted int // answers accepted since the cut before the first refusal
+		refusals int
+		wantCuts int
+	}{
+		{"one refusal in a hundred answers", 2 * time.Second, 99, 1, 0},
+		{"one refusal in ten answers", 2 * time.Second, 9, 1, 0},
+		{"a refusal before any answer since the cut", 2 * time.Second, 0, 1, 1},
+		{"two refusals in fifty answers", 2 * time.Second, 48, 2, 1},
+		{"three refusals in two hundred answers", 2 * time.Second, 197, 3, 1},
+		{"a fast API", 40 * time.Millisecond, 99, 1, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := slowPacer(t, tc.lat, 40)
+			now := at(tc.lat + time.Second)
+			p.Record(now, Answer{Outcome: Throttled, Sent: now.Add(-tc.lat)}) // the cut
+			if tc.lat <= steadyLatency {                                      // a fast API's first refusal is not steady yet
+				p.steady, p.dark = true, false
+			}
+			if !p.steady || p.dark {
+				t.Fatalf("after the cut: steady %v, dark %v; want steady, not dark", p.steady, p.dark)
+			}
+			cutAt, ceil := p.cutAt, p.ceil
+			// Sends on the flat, a recovery later, answered a latency after.
+			send := now.Add(p.recover())
+			for range tc.accepted {
+				p.Record(send.Add(tc.lat), Answer{Outcome: Accepted, Sent: send})
+				send = send.Add(50 * time.Millisecond)
+			}
+			cuts := 0
+			for range tc.refusals {
+				p.Record(send.Add(tc.lat), Answer{Outcome: Throttled, Sent: send})
+				if p.cutAt != cutAt {
+					cuts++
+					cutAt = p.cutAt
+				}
+				send = send.Add(50 * time.Millisecond)
+			}
+			if cuts != tc.wantCuts {
+				t.Errorf("got %d cuts, want %d", cuts, tc.wantCuts)
+			}
+			if tc.wantCuts == 0 && p.ceil != ceil {
+				t.Errorf("ceiling %v after a refusal kept as jitter, want %v as before", p.ceil, ceil)
 			}
 		})
 	}
