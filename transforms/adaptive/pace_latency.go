@@ -157,9 +157,12 @@ func (p *Pacer) slowStartCeiling(r float64, sent int64) (float64, bool) {
 	if p.ceil != 0 || p.lat <= int64(steadyLatency) || p.okSent == 0 || p.okSent >= sent {
 		return r, false
 	}
-	ok := p.curve(p.okSent)
-	if ok >= r || ok < r*(1-steadyBand) {
-		return min(r, max(ok, r*(1-steadyBand))), false
+	ok, low := p.curve(p.okSent), r*(1-steadyBand)
+	switch {
+	case ok >= r:
+		return r, false
+	case ok < low:
+		return low, false
 	}
 	return ok, true
 }
@@ -191,9 +194,9 @@ func (p *Pacer) countAnswer(refused bool) {
 // than a limit: a slow API, a steady ceiling, r at most a tenth
 // (steadyBand) below it and not above it, a request sent since the last
 // decrease accepted, no Retry-After beyond retryAfterSlack (a used-up
-// window asks for longer), and the refusals
-// (this one counted) within jitterShare of the recent answers to requests
-// sent since the last decrease, or of jitterAnswers if fewer. A strict
+// window asks for longer), and the refusals (this one counted) within
+// jitterShare of the recent answers to requests sent since the last
+// decrease, or of jitterAnswers if fewer. A strict
 // limiter (GCRA with no burst) refuses a request that arrives a
 // millisecond early after one that arrived a millisecond late, however far
 // below its rate the sends are spaced on average; cutting on each such

@@ -9,8 +9,9 @@ import (
 // nibble is the policy (2, the pacer), the low one the version. Version 5
 // added the recent answers and refusals at a slow API's steady ceiling and
 // the send time of the latest request accepted (a Pacer of version 4 reads
-// with none counted and none accepted); version 4 added the latency and the probes under way (a Pacer of version 3 reads
-// with neither known); version 3 added the unit, and later the steady flag
+// with none counted and none accepted); version 4 added the latency and the
+// probes under way (a Pacer of version 3 reads with neither known);
+// version 3 added the unit, and later the steady flag
 // (a Pacer saved before it reads as not steady); the state of version 2
 // (pacerVersion2), saved when every request cost 1, is read with the unit
 // not known yet (0), and its rates as cost units per second.
