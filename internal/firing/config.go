@@ -76,6 +76,24 @@ type Config struct {
 	// under Retry.
 	MaxAttempts int
 	MaxAge      time.Duration
+	// Prompt fires a group at once when an element arrives while its queue
+	// is empty and no call is under way (see ArmDelay), rather than a batch
+	// interval later.
+	Prompt bool
+}
+
+// ArmDelay is how long after an element arrives at an idle group (its
+// queue empty, no call under way, no firing due) the group's next firing
+// is due: none with Prompt, else a batch interval, in which a batch
+// gathers. A policy that paces spaces the calls itself, and a call of one
+// element gains nothing by waiting for others: the wait would only delay
+// the first answers, a whole batch interval of an API's quota at the start
+// of a run. Calls of several elements, and priorities, need the batch.
+func (c *Config) ArmDelay() time.Duration {
+	if c.Prompt {
+		return 0
+	}
+	return c.BatchInterval
 }
 
 // batching reports whether calls take several elements.

@@ -42,6 +42,11 @@ type Settings struct {
 	// FinalRejects is Config.FinalRejects: the simulator's model of
 	// per-element throttles.
 	FinalRejects bool
+	// Priorities says a firing takes the highest tier first (the
+	// transform's WithPriority): the first firing of an idle group waits a
+	// batch interval (no Config.Prompt), so that it chooses among the
+	// tiers that arrived meanwhile.
+	Priorities bool
 	// MinWait and Tick are the timer rule (Config.MinWait, Config.Tick).
 	// The transform leaves both zero: its waits are on the wall clock and
 	// its timers Prism's or the runner's, whose own granularity bounds
@@ -77,5 +82,6 @@ func NewConfig(s Settings) Config {
 		ItemsPerCall: s.ItemsPerCall, BytesPerCall: s.BytesPerCall, CostPerCall: s.CostPerCall,
 		MaxWait: s.MaxWait, MaxStall: s.MaxStall, Strategy: s.Strategy, FinalRejects: s.FinalRejects,
 		MaxAttempts: s.MaxAttempts, MaxAge: s.MaxAge,
+		Prompt: s.Paced && !s.Priorities && s.ItemsPerCall < 2 && s.BytesPerCall == 0,
 	}
 }

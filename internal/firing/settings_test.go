@@ -41,3 +41,33 @@ func TestNewConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestArmDelay: an idle group's first element fires it at once when the
+// policy paces and every call is one element, a batch interval later when
+// calls pack several elements (by count or by bytes), with priorities, or
+// under the SRE rule.
+func TestArmDelay(t *testing.T) {
+	const bi = 2 * time.Second
+	tests := []struct {
+		name string
+		s    firing.Settings
+		want time.Duration
+	}{
+		{"paced, one element a call", firing.Settings{Paced: true}, 0},
+		{"paced, fixed calls", firing.Settings{Paced: true, CallsInFlight: 4}, 0},
+		{"paced, ItemsPerCall 1", firing.Settings{Paced: true, ItemsPerCall: 1}, 0},
+		{"paced, ItemsPerCall 2", firing.Settings{Paced: true, ItemsPerCall: 2}, bi},
+		{"paced, BytesPerCall", firing.Settings{Paced: true, BytesPerCall: 1 << 20}, bi},
+		{"paced, priorities", firing.Settings{Paced: true, Priorities: true}, bi},
+		{"SRE", firing.Settings{}, bi},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.s.BatchInterval = bi
+			c := firing.NewConfig(tc.s)
+			if got := c.ArmDelay(); got != tc.want {
+				t.Errorf("ArmDelay() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

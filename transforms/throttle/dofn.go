@@ -86,7 +86,6 @@ type settings struct {
 	Cache       bool          // WithCache
 	CacheAddr   string        // its Redis address; empty for the in-process LRU
 	CacheTTL    time.Duration // how long a response is kept; 0 until evicted
-	Priorities  bool          // WithPriority: a firing takes the highest tier first
 }
 
 func (f *throttleFn) Setup(ctx context.Context) error {

@@ -124,6 +124,10 @@ func WithBatchSize(n int) Option { return func(c *config) { c.BatchSize = n } }
 // batch (default 1s). The throughput ceiling of one group is batch size /
 // batch interval calls per second (with one call in flight and a fast
 // backend), and that of the transform is the number of groups times that.
+// An element that arrives at an idle group (nothing buffered, no call
+// under way) starts its first batch one interval later, so that a batch
+// gathers; in ModePaced with calls of one element and no WithPriority the
+// batch starts at once instead, since the pacer spaces the calls itself.
 func WithBatchInterval(d time.Duration) Option { return func(c *config) { c.BatchInterval = d } }
 
 // WithSRE configures the SRE throttle of ModeSRE: its multiplier K, its

@@ -67,7 +67,8 @@ func (f *throttleFn) ProcessElement(ctx context.Context, sp state.Provider, tp t
 	meta.Size += int64(len(b.Items))
 	bufferedCounter.Inc(ctx, int64(len(b.Items)))
 	if meta.Armed == 0 {
-		fire := now.Add(f.BatchInterval)
+		cfg := f.coreConfig()
+		fire := now.Add(cfg.ArmDelay())
 		f.Flush.Set(tp, fire)
 		meta.Armed = fire.UnixNano()
 	}

@@ -47,6 +47,10 @@ type Algorithm struct {
 	// is then called once per worker, with Env.Group the worker's first
 	// group.
 	Shared bool
+	// Paced says the Policy paces, as the transform's paced mode does:
+	// the core is configured for it (firing.Settings.Paced), and a group
+	// fires at once when an element arrives while it is idle.
+	Paced bool
 }
 
 // The standard policies.
@@ -101,6 +105,7 @@ func PacerAlgorithm() Algorithm {
 		Name:        Pacer,
 		Description: "adaptive.Pacer as the transform's paced mode builds it: one per worker, shared by its groups; postpones, never rejects",
 		Shared:      true,
+		Paced:       true,
 		New: func(Env) adaptive.Policy {
 			return mustPolicy(firing.PolicySettings{Paced: true, Shared: true})
 		},
@@ -114,6 +119,7 @@ func PacerPerGroupAlgorithm() Algorithm {
 	return Algorithm{
 		Name:        PacerPerGroup,
 		Description: "adaptive.Pacer, one per group (the transform's group scope, PacerConfig{Groups: G}), as groups on separate workers pace",
+		Paced:       true,
 		New: func(e Env) adaptive.Policy {
 			return mustPolicy(firing.PolicySettings{Paced: true, Groups: e.Groups})
 		},

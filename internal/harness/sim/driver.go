@@ -158,14 +158,14 @@ func (g *group) arrive(t time.Duration) {
 	g.fresh = append(g.fresh, t)
 	g.backlog++
 	if !g.firing && !g.armed {
-		g.armed, g.timer = true, t+r.cfg.BatchInterval
+		g.armed, g.timer = true, t+r.arm
 	}
 }
 
 // coreConfig is the configuration of the core, as the transform would set
-// it from the run's Config.
-func (c *Config) coreConfig() firing.Config {
-	s := firing.Settings{
+// it from the run's Config for a policy that paces or not.
+func (c *Config) coreConfig(paced bool) firing.Config {
+	s := firing.Settings{Paced: paced,
 		BatchInterval: c.BatchInterval, Wait: c.FiringWait, MinWait: MinWait, Tick: c.Tick, BatchSize: c.BatchSize,
 		CallsInFlight: c.CallsInFlight, ItemsPerCall: c.ItemsPerCall, MaxWait: c.MaxWait, Strategy: firing.Postpone,
 		FinalRejects: true,
@@ -200,7 +200,7 @@ func (g *group) startFiring(t time.Duration) {
 	if g.board != nil { // as the transform's firing begins
 		env.Latency, env.Room = g.board.latency, g.board.room(len(g.flight)-g.posted)
 	}
-	g.core.Reset(r.cfg.coreConfig(), env, at, at)
+	g.core.Reset(r.cfg.coreConfig(r.alg.Paced), env, at, at)
 	g.core.Taking()
 	g.firing, g.fireAt, g.hi = true, t, 0
 	g.taken = g.taken[:0]

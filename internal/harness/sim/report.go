@@ -278,7 +278,8 @@ seed sweep (%s) gives the median and worst case over other seeds.
 
 - **Transform model**: each group runs the transform's own firing, package
   internal/firing (the core the DoFn drives), on the simulator's clock, with its own
-  policy: a queue; a timer that fires %s after an element arrives in an empty group; a
+  policy: a queue; a timer that fires %s after an element arrives in an empty group (at
+  once for the pacers, whose calls take one element, as the transform's paced mode); a
   firing takes up to %d eligible elements from the head of the queue (an element that
   waited longer than the maximum wait is routed as it is reached, and another taken in
   its place) and, for at most one batch interval, asks the policy about each: Send;

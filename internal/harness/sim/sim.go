@@ -51,7 +51,8 @@
 //   - An element arriving at a group whose backlog holds
 //     Config.MaxBuffered elements is client-rejected at once. One arriving
 //     at an empty group whose timer is not set sets it to fire
-//     Config.BatchInterval later.
+//     Config.BatchInterval later, or at once for an Algorithm that paces
+//     (Paced) with calls of one element (firing.Config.ArmDelay).
 //   - A firing at t takes, as it needs them, up to Config.BatchSize
 //     elements eligible at t (arrived by t, and not before the Retry-After
 //     of their last 429) from the head of the queue; one that waited longer
@@ -202,6 +203,7 @@ type run struct {
 	start      time.Time
 	end        time.Duration
 	warm       time.Duration
+	arm        time.Duration // from an idle group's first element to its firing (firing.Config.ArmDelay)
 	backend    Backend
 	series     Series
 	out        Outcomes
@@ -273,6 +275,8 @@ func Run(sc Scenario, alg Algorithm, cfg Config) (Result, error) {
 		sc: &sc, alg: alg, cfg: cfg, start: epoch, end: sc.Duration, warm: sc.WarmUp,
 		backend: cfg.Backend.New(NewCapacity(cfg.Capacity, sc.Phases), cfg.Seed),
 	}
+	core := cfg.coreConfig(alg.Paced)
+	r.arm = core.ArmDelay()
 	s := &r.series
 	for _, p := range []*[]int64{&s.Offered, &s.Sent, &s.Accepted, &s.BackendRejected, &s.ClientRejected,
 		&s.ServerThrottled, &s.Postponed, &s.TimedOut, &s.CompetitorSent, &s.CompetitorAccepted} {
