@@ -91,6 +91,11 @@ func recoveryText(r Result) string {
 
 func secondsText(s float64) string { return fmt.Sprintf("%.1f s", s) }
 
+// ratioText writes a time ratio to three decimals: targets such as
+// 1.073 × ideal have three, and two would round a ratio of 1.074 that
+// misses one to 1.07.
+func ratioText(v float64) string { return fmt.Sprintf("%.3f", v) }
+
 // waitText is a wait of tier t, in seconds ("0.42 s"), or "–" if none of
 // its waits was measured.
 func waitText(t TierResult, s float64) string {
@@ -113,7 +118,7 @@ func verdicts(sc scenario, r Result) string {
 		case recovery:
 			text = recoveryText(r)
 		case timeRatio:
-			text = fmt.Sprintf("%.2f", v)
+			text = ratioText(v)
 		case highSucceeded:
 			text = pct(v)
 		case highP99Ratio, delayP99Ratio:
@@ -249,7 +254,7 @@ func writeTable(w io.Writer, f family, rows []Result) {
 				r.Scenario, r.Mode, r.Elements, mark(sc, r, succeeded, fmt.Sprint(r.Success)),
 				r.ClientThrottled, r.ServerThrottled, r.ErrorElements, r.Accepted+r.Rejected+r.Errors,
 				mark(sc, r, waste, pct(r.Waste)), secondsText(r.Elapsed), secondsText(r.Ideal),
-				mark(sc, r, timeRatio, fmt.Sprintf("%.2f", r.value(timeRatio))), p99)
+				mark(sc, r, timeRatio, ratioText(r.value(timeRatio))), p99)
 		}
 	case f.name == "priority":
 		fmt.Fprint(w, "| scenario | mode | tier | sent | succeeded | expired | other | median wait | p99 wait | waste |\n")

@@ -77,7 +77,7 @@ func gcraResult(mode string) Result {
 func TestVerdictsAndMarks(t *testing.T) {
 	sc := scenarios[indexOf("gcra-600")]
 	r := gcraResult("paced")
-	if got, want := verdicts(sc, r), "every element succeeds: 100.0 % ✓; waste ≤ 5 %: 2.0 % ✓; time ≤ 1.15 × ideal: 1.17 ✗"; got != want {
+	if got, want := verdicts(sc, r), "every element succeeds: 100.0 % ✓; waste ≤ 5 %: 2.0 % ✓; time ≤ 1.15 × ideal: 1.167 ✗"; got != want {
 		t.Errorf("verdicts:\n got %q\nwant %q", got, want)
 	}
 	if got, want := mark(sc, r, waste, "2.0 %"), "2.0 % ✓"; got != want {
@@ -208,7 +208,7 @@ func TestWriteReport(t *testing.T) {
 		"| outage | sre | 900 | 1000 | 0 | 90.0 % ✗ | 52.6 % ✗ | 2 s ✓ |",
 		"- **steady**: offered 4× a 50/s quota throughout. Target: utilisation ≥ 97 %, waste ≤ 3 %.",
 		"## A backend shared with an uncontrolled client",
-		"| gcra-600 | paced | 600 | 600 ✓ | 0 | 0 | 0 | 612 | 2.0 % ✓ | 70.0 s | 60.0 s | 1.17 ✗ |",
+		"| gcra-600 | paced | 600 | 600 ✓ | 0 | 0 | 0 | 612 | 2.0 % ✓ | 70.0 s | 60.0 s | 1.167 ✗ |",
 		"- **gcra-600**: 600 elements, GCRA 10/s with no burst, default flags. Target: every element succeeds, waste ≤ 5 %, time ≤ 1.15 × ideal.",
 	} {
 		if !strings.Contains(got, want) {
