@@ -99,8 +99,21 @@ func (fr *driver) begin() *firing.Firing {
 func (f *throttleFn) coreConfig() firing.Config {
 	s := f.Settings
 	s.Paced = f.Mode == ModePaced
-	s.Strategy = map[Strategy]firing.Strategy{Drop: firing.Drop, Retry: firing.Retry, Postpone: firing.Postpone}[f.Strategy]
+	s.Strategy = coreStrategy(f.Strategy)
 	return firing.NewConfig(s)
+}
+
+// coreStrategy is the core's spelling of a strategy: Fail for Route.
+func coreStrategy(s Strategy) firing.Strategy {
+	switch s {
+	case Drop:
+		return firing.Drop
+	case Retry:
+		return firing.Retry
+	case Postpone:
+		return firing.Postpone
+	}
+	return firing.Fail
 }
 
 // call is a call under way or answered; a firing's calls are numbered
