@@ -76,12 +76,13 @@ func NewConfig(s Settings) Config {
 	default:
 		calls = 1
 	}
-	return Config{
+	c := Config{
 		BatchInterval: s.BatchInterval, Wait: wait, MinWait: s.MinWait, Tick: s.Tick, BatchSize: s.BatchSize,
 		CallsInFlight: calls, SizeCalls: size, Detach: true,
 		ItemsPerCall: s.ItemsPerCall, BytesPerCall: s.BytesPerCall, CostPerCall: s.CostPerCall,
 		MaxWait: s.MaxWait, MaxStall: s.MaxStall, Strategy: s.Strategy, FinalRejects: s.FinalRejects,
 		MaxAttempts: s.MaxAttempts, MaxAge: s.MaxAge,
-		Prompt: s.Paced && !s.Priorities && s.ItemsPerCall < 2 && s.BytesPerCall == 0,
 	}
+	c.Prompt = s.Paced && !s.Priorities && !c.batching()
+	return c
 }

@@ -165,8 +165,8 @@ func (g *group) arrive(t time.Duration) {
 // coreConfig is the configuration of the core, as the transform would set
 // it from the run's Config for a policy that paces or not.
 func (c *Config) coreConfig(paced bool) firing.Config {
-	s := firing.Settings{Paced: paced,
-		BatchInterval: c.BatchInterval, Wait: c.FiringWait, MinWait: MinWait, Tick: c.Tick, BatchSize: c.BatchSize,
+	s := firing.Settings{
+		Paced: paced, BatchInterval: c.BatchInterval, Wait: c.FiringWait, MinWait: MinWait, Tick: c.Tick, BatchSize: c.BatchSize,
 		CallsInFlight: c.CallsInFlight, ItemsPerCall: c.ItemsPerCall, MaxWait: c.MaxWait, Strategy: firing.Postpone,
 		FinalRejects: true,
 	}
