@@ -124,6 +124,13 @@ type Config struct {
 	LatencyP99 time.Duration
 	// Jitter adds a uniformly random extra delay in [0, Jitter).
 	Jitter time.Duration
+	// RefuseAtOnce answers a request the quota refuses (429) without the
+	// latency and jitter, as a gateway in front of a slow backend does:
+	// nginx limit_req, Envoy's rate limit filter and the hosted LLM APIs
+	// refuse before the backend works. False delays every answer alike,
+	// the harder case for a client, which learns of a refusal only a
+	// latency after the request.
+	RefuseAtOnce bool
 	// NoRetryAfter leaves the Retry-After header out of every 429 and
 	// outage answer, as some APIs do: a client then has to find the
 	// quota's timing on its own.

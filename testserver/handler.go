@@ -164,7 +164,7 @@ func NewHandler(cfg Config) (*Handler, error) {
 //
 // Every API request is delayed by the latency (a lognormal draw with
 // Config.LatencyP99) plus jitter before it is answered, whatever the
-// answer. In Mode Queue nothing is refused for the quota: a request first
+// answer, except a quota's 429 with Config.RefuseAtOnce. In Mode Queue nothing is refused for the quota: a request first
 // waits for its turn in the queue, then the latency.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mux.ServeHTTP(w, r)
@@ -241,6 +241,9 @@ func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request) {
 	delay := queued + latencyDraw(h.jitterRand, h.latency, h.sigma)
 	if j := h.jitterRand.Int64N(int64(max(h.jitter, 1))); h.jitter > 0 {
 		delay += time.Duration(j)
+	}
+	if h.cfg.RefuseAtOnce && status == http.StatusTooManyRequests && h.outage == 0 {
+		delay = 0 // the draws are made all the same, so a seed gives the same latencies
 	}
 	h.rec.add(now, a, r.Header.Get(ClientHeader))
 	h.rec.delays.add(delay)

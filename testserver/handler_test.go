@@ -408,3 +408,35 @@ func BenchmarkHandlerAPI(b *testing.B) {
 		})
 	}
 }
+
+// TestRefuseAtOnce: with RefuseAtOnce a 429 of the quota is answered
+// without the latency and what the quota admits still waits for it;
+// without, every answer waits. The delays are the server's own record, not
+// the wall clock's.
+func TestRefuseAtOnce(t *testing.T) {
+	const latency = 30 * time.Millisecond
+	for _, tc := range []struct {
+		atOnce   bool
+		p50, p99 float64 // ms, of one 200 and three 429s, within a hundredth
+	}{
+		{false, 30, 30},
+		{true, 0, 30},
+	} {
+		t.Run(fmt.Sprint(tc.atOnce), func(t *testing.T) {
+			clock := newFakeClock()
+			h := newHandler(t, testserver.Config{Quota: 1, Latency: latency, RefuseAtOnce: tc.atOnce, Now: clock.Now})
+			var got []int
+			for range 4 {
+				got = append(got, serve(h, "POST", "/api", "x").status)
+			}
+			if want := []int{200, 429, 429, 429}; !slices.Equal(got, want) {
+				t.Fatalf("statuses: got %v, want %v", got, want)
+			}
+			s := h.Stats()
+			near := func(got, want float64) bool { return math.Abs(got-want) <= want/100 } // the histogram's precision
+			if !near(s.DelayP50Ms, tc.p50) || !near(s.DelayP99Ms, tc.p99) {
+				t.Errorf("delays: got p50 %v ms and p99 %v ms, want %v and %v", s.DelayP50Ms, s.DelayP99Ms, tc.p50, tc.p99)
+			}
+		})
+	}
+}

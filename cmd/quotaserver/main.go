@@ -7,7 +7,7 @@
 //
 //	quotaserver [--addr 127.0.0.1:8500] [--quota 100] [--period 1s] [--mode token-bucket|fixed-window|gcra|queue]
 //	            [--burst 0] [--window-jitter 0] [--refill 100ms] [--cost-header X-Cost] [--cost-field tokens]
-//	            [--latency 0] [--latency-p99 0] [--jitter 0] [--error-rate 0] [--item-error-rate 0] [--max-body 1048576]
+//	            [--latency 0] [--latency-p99 0] [--jitter 0] [--refuse-at-once] [--error-rate 0] [--item-error-rate 0] [--max-body 1048576]
 //	            [--max-conns 256] [--seed 0] [--log-level info] [--shutdown-timeout 10s]
 //	            [--advertise ietf|draft|x-ratelimit|openai|anthropic]
 //
@@ -87,6 +87,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		refill          = fs.Duration("refill", 0, "token bucket refill step; 0 means 100ms or the period if shorter")
 		latency         = fs.Duration("latency", 0, "delay added to every API request")
 		jitter          = fs.Duration("jitter", 0, "extra uniformly random delay in [0, jitter)")
+		refuseAtOnce    = fs.Bool("refuse-at-once", false, "answer a request over quota (429) at once, without --latency and --jitter, as a gateway in front of a slow backend does")
 		latencyP99      = fs.Duration("latency-p99", 0, "with --latency as the median: each request's latency a lognormal draw with this 99th percentile (heavy-tailed)")
 		costHeader      = fs.String("cost-header", "", "request `header` holding a request's cost, e.g. X-Cost; then --quota counts cost units")
 		costField       = fs.String("cost-field", "", "top-level JSON `field` holding the cost of a request or of each batch item (summed), e.g. tokens; then --quota counts cost units")
@@ -163,6 +164,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Latency:       *latency,
 		LatencyP99:    *latencyP99,
 		Jitter:        *jitter,
+		RefuseAtOnce:  *refuseAtOnce,
 		Advertise:     testserver.Advertise(*advertise),
 		ErrorRate:     *errorRate,
 		ItemErrorRate: *itemErrorRate,

@@ -49,6 +49,9 @@ func (g *group) send(t time.Duration, s firing.Step) {
 		}
 	}
 	lat := wait + g.callLatency()
+	if r.cfg.RefuseAtOnce && len(results) > 0 && !slices.ContainsFunc(results, func(x firing.Result) bool { return x.Class != clientcall.Throttled }) {
+		lat = refusalLatency
+	}
 	if t >= r.warm {
 		r.answers = append(r.answers, lat)
 	}
@@ -87,6 +90,10 @@ func (g *group) send(t time.Duration, s firing.Step) {
 	}
 	g.flight = slices.Insert(g.flight, i, f)
 }
+
+// refusalLatency is how long a refusal takes with Config.RefuseAtOnce: a
+// round trip over loopback.
+const refusalLatency = time.Millisecond
 
 // callLatency is the latency of a call: Config.Latency, or a lognormal
 // draw around it with Config.LatencyP99.

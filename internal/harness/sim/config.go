@@ -41,6 +41,11 @@ type Config struct {
 	// seeded stream of each group's; answers then come back out of order.
 	// Zero means a constant Latency.
 	LatencyP99 time.Duration
+	// RefuseAtOnce answers a call the backend refuses in full a
+	// millisecond after it is sent, without Latency, as a gateway in
+	// front of a slow backend refuses before the backend works (the quota
+	// server's Config.RefuseAtOnce). False delays every answer alike.
+	RefuseAtOnce bool
 	// CallsInFlight is how many calls a group has sent and not had
 	// answered at most. Zero means 1, or, with SizeCalls,
 	// defaults.MaxCallsInFlight.

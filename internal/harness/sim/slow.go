@@ -39,6 +39,7 @@ const (
 	queueElements      = 12000
 	queueCallTimeout   = 5 * time.Second
 	queueFixedInFlight = 256
+	serverRefill       = 100 * time.Millisecond // the quota server's token bucket refills in steps of this
 )
 
 // SlowGroups are the numbers of groups of SlowCases: one, and a worker's
@@ -54,7 +55,10 @@ var SlowAlgorithms = []string{Pacer, Oracle}
 // transform's default) and the transform's call timeout unless said
 // otherwise:
 //   - 2 s calls against a strict GCRA limiter (no burst) at 20/s: 2,000
-//     elements.
+//     elements; the same against a token bucket of a second's burst
+//     refilled in 100 ms steps (the quota server's default limiter); and
+//     against the GCRA limiter answering each refusal at once
+//     (Config.RefuseAtOnce), as a gateway in front of a slow backend does.
 //   - Lognormal latency, median 3 s and p99 20 s, against a strict GCRA
 //     limiter at 500 a minute: 3,000 elements.
 //   - A server that queues at 50/s instead of refusing (Queue), 2 s calls
@@ -79,6 +83,17 @@ func SlowCases() []Case {
 	gcra := sized(GCRA(1, true), slowCapacity, 2*time.Second)
 	add("slow/2s", fmt.Sprintf("%s; %d elements at the start", gcra.Backend.Description, slowElements),
 		gcra, slowElements, 4*time.Minute,
+		Goal{AllSucceed: true, MaxWaste: slowMaxWaste, MaxDrainFactor: slowDrainFactor, NoTimeouts: true}, SlowAlgorithms)
+
+	bucket := sized(SteppedTokenBucket(time.Second, serverRefill, true), slowCapacity, 2*time.Second)
+	add("slow/2s-bucket", fmt.Sprintf("%s (the quota server's default limiter); %d elements at the start",
+		bucket.Backend.Description, slowElements), bucket, slowElements, 4*time.Minute,
+		Goal{AllSucceed: true, MaxWaste: slowMaxWaste, MaxDrainFactor: slowDrainFactor, NoTimeouts: true}, SlowAlgorithms)
+
+	atOnce := gcra
+	atOnce.RefuseAtOnce = true
+	add("slow/2s-at-once", fmt.Sprintf("%s, each refusal answered at once as a gateway answers it; %d elements at the start",
+		gcra.Backend.Description, slowElements), atOnce, slowElements, 4*time.Minute,
 		Goal{AllSucceed: true, MaxWaste: slowMaxWaste, MaxDrainFactor: slowDrainFactor, NoTimeouts: true}, SlowAlgorithms)
 
 	logn := sized(GCRA(1, true), lognormalCapacity, 3*time.Second)
