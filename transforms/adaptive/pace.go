@@ -75,7 +75,9 @@ import (
 //     is spaced at the rate after a cut (a strict limiter would refuse the
 //     first request after it), the first refusal already makes the
 //     ceiling steady, at the rate when the latest accepted request was
-//     sent (slow start climbed a little since; one below it, while what is
+//     sent (slow start climbed a little since; at the refused rate if the
+//     refusal came back at once, as a gateway's does, while the accepted
+//     answers take longer; one below it, while what is
 //     sent since a cut is accepted, keeps it steady, lower), the curve
 //     flattens up to two hundredths below it (in proportion to the
 //     latency), and a refusal at a steady ceiling cuts without a dark
@@ -313,7 +315,7 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 			if !a.Sent.IsZero() && sent < n {
 				r = min(r, p.curve(sent))
 			}
-			r, ok = p.slowStartCeiling(r, sent)
+			r, ok = p.slowStartCeiling(r, sent, got-sent)
 		}
 		if p.jitter(r, a.RetryAfter) {
 			return // the send times' jitter against a strict limiter

@@ -152,9 +152,14 @@ func satInt(f float64) int {
 // the first request spaced closer than its rate allows, and the last one it
 // accepted is the better estimate of that rate. A flat a margin below a
 // refused rate that overshot by one step of the climb would still be above
-// the limit. It reports whether the ceiling is that accepted rate.
-func (p *Pacer) slowStartCeiling(r float64, sent int64) (float64, bool) {
-	if p.ceil != 0 || p.lat <= int64(steadyLatency) || p.okSent == 0 || p.okSent >= sent {
+// the limit. It reports whether the ceiling is that accepted rate. A
+// refusal that took no longer than steadyLatency (took) while accepted
+// answers take longer came from a gateway that refuses before the backend
+// works: the latest accepted request it knows of was sent about a latency
+// before the refused one, at a rate slow start has doubled since, and the
+// refused rate is the better estimate.
+func (p *Pacer) slowStartCeiling(r float64, sent, took int64) (float64, bool) {
+	if p.ceil != 0 || p.lat <= int64(steadyLatency) || took <= int64(steadyLatency) || p.okSent == 0 || p.okSent >= sent {
 		return r, false
 	}
 	ok, low := p.curve(p.okSent), r*(1-steadyBand)

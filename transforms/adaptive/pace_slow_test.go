@@ -92,6 +92,28 @@ func TestPacerSlowAnswers(t *testing.T) {
 			t.Errorf("margin %v below an accepted rate (%v), want %v", got, p.okCeil, want)
 		}
 	})
+	// A refusal that comes back as slowly as the accepted answers says the
+	// latest accepted send was just before it; one a gateway answered at
+	// once was sent a latency after the latest accepted send it knows of,
+	// and slow start has doubled since: the refused rate is the ceiling.
+	for _, tc := range []struct {
+		took  time.Duration
+		share float64 // of the rate at the refused send
+	}{
+		{2 * time.Second, 1 - steadyBand},
+		{time.Millisecond, 1},
+	} {
+		t.Run(fmt.Sprintf("slow start's ceiling after a refusal that took %v", tc.took), func(t *testing.T) {
+			p := slowPacer(t, 2*time.Second, 1) // the latest accepted send at 0
+			sent := at(3 * time.Second)
+			r := p.curve(unixNanos(sent))
+			p.Record(sent.Add(tc.took), Answer{Outcome: Throttled, Sent: sent, Received: sent.Add(tc.took)})
+			if want := tc.share * r; math.Abs(p.ceil-want) > 0.01*want || p.okCeil {
+				t.Errorf("ceiling %v (accepted %v), want about %v, %v of the rate at the send, not an accepted rate",
+					p.ceil, p.okCeil, want, tc.share)
+			}
+		})
+	}
 	t.Run("a slow API's first refusal cuts without a dark spell", func(t *testing.T) {
 		p := slowPacer(t, 2*time.Second, 40)
 		p.Record(at(3*time.Second), Answer{Outcome: Throttled, Sent: at(2 * time.Second)})
