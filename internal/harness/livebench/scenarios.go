@@ -89,7 +89,9 @@ var families = []family{
 		bounded: true,
 		setup: "Servers that answer in seconds, as embedding, translation and LLM APIs do. *slow-2s*: the server's " +
 			"strict mode, GCRA at 20 requests/s with no burst, answering each request 2 s late: by Little's law, 40 " +
-			"calls must be under way to use the quota. *slow-lognormal*: GCRA at 500 a minute, each request's latency " +
+			"calls must be under way to use the quota; the quota server delays a refusal as long as an answer, the harder " +
+			"case. *slow-2s-at-once*: refusals answered at once, as nginx's limit_req, Envoy's rate limit filter and " +
+			"the hosted LLM APIs answer them before the backend works (`--refuse-at-once`). *slow-lognormal*: GCRA at 500 a minute, each request's latency " +
 			"drawn from a lognormal of median 3 s and p99 20 s (mean 4.2 s: about 35 calls under way). *queue-50*: " +
 			"a server that never refuses and serves 50 requests/s in arrival order, each answer 2 s after its turn " +
 			"(nginx's limit_req with a burst and no nodelay, an inference server's queue): what is sent faster waits " +
@@ -289,6 +291,23 @@ var scenarios = []scenario{
 		name: "slow-2s-bucket", family: "slow-api",
 		about:    "the same with the quota server's default limiter, a token bucket of 20 refilled in 100 ms steps",
 		server:   testserver.Config{Quota: 20, Latency: 2 * time.Second},
+		elements: 2000, modes: []string{"paced"},
+		targets: []target{{metric: succeeded, limit: 1}, {metric: waste, atMost: true, limit: 0.02},
+			{metric: timeRatio, atMost: true, limit: 1.073}},
+	},
+	{
+		name: "slow-2s-at-once", family: "slow-api",
+		about: "slow-2s with each refusal answered at once, as a gateway in front of a slow backend answers it " +
+			"(the quota server's `--refuse-at-once`)",
+		server:   testserver.Config{Quota: 20, Mode: testserver.GCRA, Latency: 2 * time.Second, RefuseAtOnce: true},
+		elements: 2000, modes: []string{"paced"},
+		targets: []target{{metric: succeeded, limit: 1}, {metric: waste, atMost: true, limit: 0.02},
+			{metric: timeRatio, atMost: true, limit: 1.073}},
+	},
+	{
+		name: "slow-2s-bucket-at-once", family: "slow-api",
+		about:    "slow-2s-bucket with each refusal answered at once",
+		server:   testserver.Config{Quota: 20, Latency: 2 * time.Second, RefuseAtOnce: true},
 		elements: 2000, modes: []string{"paced"},
 		targets: []target{{metric: succeeded, limit: 1}, {metric: waste, atMost: true, limit: 0.02},
 			{metric: timeRatio, atMost: true, limit: 1.073}},
