@@ -49,8 +49,9 @@ func (g *group) send(t time.Duration, s firing.Step) {
 		}
 	}
 	lat := wait + g.callLatency()
-	if r.cfg.RefuseAtOnce && len(results) > 0 && !slices.ContainsFunc(results, func(x firing.Result) bool { return x.Class != clientcall.Throttled }) {
-		lat = refusalLatency
+	admitted := slices.ContainsFunc(results, func(x firing.Result) bool { return x.Class != clientcall.Throttled })
+	if r.cfg.RefuseAtOnce && len(results) > 0 && !admitted {
+		lat = refusalLatency // a gateway's refusal, before the backend works
 	}
 	if t >= r.warm {
 		r.answers = append(r.answers, lat)
