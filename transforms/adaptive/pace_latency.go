@@ -156,17 +156,10 @@ func satInt(f float64) int {
 // refusal that took no longer than steadyLatency (took) while accepted
 // answers take longer came from a gateway that refuses before the backend
 // works: the latest accepted request it knows of was sent about a latency
-// before the refused one, at a rate slow start has doubled since. The
-// refused rate is the better estimate, a step of the climb above what the
-// limiter accepted, as the latest accepted rate is a step below it, and
-// it is reported as that accepted rate.
+// before the refused one, at a rate slow start has doubled since, and the
+// refused rate is the better estimate.
 func (p *Pacer) slowStartCeiling(r float64, sent, took int64) (float64, bool) {
-	switch {
-	case p.ceil != 0 || p.lat <= int64(steadyLatency):
-		return r, false
-	case took <= int64(steadyLatency):
-		return r, true
-	case p.okSent == 0 || p.okSent >= sent:
+	if p.ceil != 0 || p.lat <= int64(steadyLatency) || took <= int64(steadyLatency) || p.okSent == 0 || p.okSent >= sent {
 		return r, false
 	}
 	ok, low := p.curve(p.okSent), r*(1-steadyBand)
