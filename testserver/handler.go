@@ -164,8 +164,9 @@ func NewHandler(cfg Config) (*Handler, error) {
 //
 // Every API request is delayed by the latency (a lognormal draw with
 // Config.LatencyP99) plus jitter before it is answered, whatever the
-// answer, except a quota's 429 with Config.RefuseAtOnce. In Mode Queue nothing is refused for the quota: a request first
-// waits for its turn in the queue, then the latency.
+// answer, except a quota's 429 with Config.RefuseAtOnce. In Mode Queue
+// nothing is refused for the quota: a request first waits for its turn in
+// the queue, then the latency.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mux.ServeHTTP(w, r)
 }
@@ -193,8 +194,9 @@ func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request) {
 	status, retryAfter, msg := http.StatusOK, int64(0), ""
 	a := answer{outcome: accepted, cost: cost}
 	var (
-		failed []bool        // of a batch's items
-		queued time.Duration // Mode Queue: the wait for its turn
+		failed    []bool        // of a batch's items
+		queued    time.Duration // Mode Queue: the wait for its turn
+		overQuota bool          // refused for the quota
 	)
 	switch {
 	case h.outage != 0:
@@ -218,6 +220,7 @@ func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request) {
 		} else {
 			ok, wait = h.lim.take(now, cost)
 		}
+		overQuota = !ok
 		if !ok {
 			status, retryAfter, msg = http.StatusTooManyRequests, retryAfterSeconds(wait), "testserver: over quota"
 			a.outcome = rejected
@@ -242,7 +245,7 @@ func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request) {
 	if j := h.jitterRand.Int64N(int64(max(h.jitter, 1))); h.jitter > 0 {
 		delay += time.Duration(j)
 	}
-	if h.cfg.RefuseAtOnce && status == http.StatusTooManyRequests && h.outage == 0 {
+	if h.cfg.RefuseAtOnce && overQuota {
 		delay = 0 // the draws are made all the same, so a seed gives the same latencies
 	}
 	h.rec.add(now, a, r.Header.Get(ClientHeader))

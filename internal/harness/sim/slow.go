@@ -80,21 +80,22 @@ func SlowCases() []Case {
 			SizeCalls: true, CallTimeout: defaults.CallTimeout}
 	}
 
+	twoSec := Goal{AllSucceed: true, MaxWaste: slowMaxWaste, MaxDrainFactor: slowDrainFactor, NoTimeouts: true}
 	gcra := sized(GCRA(1, true), slowCapacity, 2*time.Second)
 	add("slow/2s", fmt.Sprintf("%s; %d elements at the start", gcra.Backend.Description, slowElements),
 		gcra, slowElements, 4*time.Minute,
-		Goal{AllSucceed: true, MaxWaste: slowMaxWaste, MaxDrainFactor: slowDrainFactor, NoTimeouts: true}, SlowAlgorithms)
+		twoSec, SlowAlgorithms)
 
 	bucket := sized(SteppedTokenBucket(time.Second, serverRefill, true), slowCapacity, 2*time.Second)
 	add("slow/2s-bucket", fmt.Sprintf("%s (the quota server's default limiter); %d elements at the start",
 		bucket.Backend.Description, slowElements), bucket, slowElements, 4*time.Minute,
-		Goal{AllSucceed: true, MaxWaste: slowMaxWaste, MaxDrainFactor: slowDrainFactor, NoTimeouts: true}, SlowAlgorithms)
+		twoSec, SlowAlgorithms)
 
 	atOnce := gcra
 	atOnce.RefuseAtOnce = true
 	add("slow/2s-at-once", fmt.Sprintf("%s, each refusal answered at once as a gateway answers it; %d elements at the start",
 		gcra.Backend.Description, slowElements), atOnce, slowElements, 4*time.Minute,
-		Goal{AllSucceed: true, MaxWaste: slowMaxWaste, MaxDrainFactor: slowDrainFactor, NoTimeouts: true}, SlowAlgorithms)
+		twoSec, SlowAlgorithms)
 
 	logn := sized(GCRA(1, true), lognormalCapacity, 3*time.Second)
 	logn.LatencyP99 = 20 * time.Second
