@@ -81,7 +81,15 @@ import (
 //     sent since a cut is accepted, keeps it steady, lower), the curve
 //     flattens up to two hundredths below it (in proportion to the
 //     latency), and a refusal at a steady ceiling cuts without a dark
-//     spell, which would idle a whole latency. Refusals near a steady
+//     spell, which would idle a whole latency. The answers to what was
+//     under way at the first cut measure the rate the backend accepted;
+//     if the limiter has a burst (some accepted requests follow one
+//     another with none refused between, which a strict limiter never
+//     does above its rate), the ceiling is that rate, with the curve on
+//     its flat at once, when it is below the cut's. A token bucket lets
+//     slow start climb far past its rate before the first refusal, and
+//     cutting a tenth per latency would waste the excess for several
+//     latencies. Refusals near a steady
 //     ceiling, at most one in a hundred recent answers, are the send
 //     times' jitter against a strict limiter and neither cut nor move the
 //     ceiling. A refusal below a steady ceiling more than two recoveries
@@ -118,29 +126,30 @@ type Pacer struct {
 	cfg PacerConfig
 
 	started bool
-	rate    float64 // cost units per second, now
-	ceil    float64 // rate before the last decrease; 0 in slow start
-	epoch   int64   // when the curve's time starts (last decrease, shifted by idle time)
-	next    int64   // earliest time of the next send (GCRA's theoretical arrival time)
-	last    int64   // time of the last Decide that was limited by the pace
-	blocked int64   // Retry-After: no send before this time
-	cutAt   int64   // time of the last decrease
-	dark    bool    // no accepted answer since the last decrease
-	cuts    int64   // decreases since the last accepted answer
-	spell   float64 // the ceiling before the first decrease of a dark spell
-	out     int64   // requests let through and not answered yet
-	sent    int64   // time of the last request let through
-	held    int64   // recent Decide calls that postponed (for Probability)
-	asked   int64   // recent Decide calls
-	unit    float64 // typical cost of a request (EWMA); 0 until a request with a cost is let through
-	steady  bool    // the last congestion came within steadyBand of the ceiling before it
-	lat     int64   // the answers' latency (EWMA, nanos); 0 until an answer
-	probes  int64   // requests let through while dark, not answered yet
-	okCut   bool    // a request sent since the last decrease was accepted
-	answers int64   // recent answers to requests sent since the last decrease
-	refused int64   // how many of them were refusals
-	okSent  int64   // send time of the latest request accepted
-	okCeil  bool    // the ceiling is a rate the backend accepted
+	rate    float64    // cost units per second, now
+	ceil    float64    // rate before the last decrease; 0 in slow start
+	epoch   int64      // when the curve's time starts (last decrease, shifted by idle time)
+	next    int64      // earliest time of the next send (GCRA's theoretical arrival time)
+	last    int64      // time of the last Decide that was limited by the pace
+	blocked int64      // Retry-After: no send before this time
+	cutAt   int64      // time of the last decrease
+	dark    bool       // no accepted answer since the last decrease
+	cuts    int64      // decreases since the last accepted answer
+	spell   float64    // the ceiling before the first decrease of a dark spell
+	out     int64      // requests let through and not answered yet
+	sent    int64      // time of the last request let through
+	held    int64      // recent Decide calls that postponed (for Probability)
+	asked   int64      // recent Decide calls
+	unit    float64    // typical cost of a request (EWMA); 0 until a request with a cost is let through
+	steady  bool       // the last congestion came within steadyBand of the ceiling before it
+	lat     int64      // the answers' latency (EWMA, nanos); 0 until an answer
+	probes  int64      // requests let through while dark, not answered yet
+	okCut   bool       // a request sent since the last decrease was accepted
+	answers int64      // recent answers to requests sent since the last decrease
+	refused int64      // how many of them were refusals
+	okSent  int64      // send time of the latest request accepted
+	okCeil  bool       // the ceiling is a rate the backend accepted
+	con     congestion // a slow API's first congestion, measured
 
 	adv []advertisedLimit // one per limit the answers advertise
 }
@@ -255,6 +264,7 @@ func (p *Pacer) Decide(now time.Time, _, cost int) Decision {
 	p.next = p.after(max(n-p.forgive(c), min(p.next, n)), c)
 	p.last, p.sent = n, n
 	p.out++
+	p.logSend(n)
 	p.sentAdvertised(n)
 	if p.dark {
 		p.probes++
@@ -299,6 +309,7 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 	if sent >= p.cutAt {
 		p.countAnswer(a.Outcome == Throttled)
 	}
+	p.measureCongestion(n, sent, a.Outcome == Throttled)
 	switch a.Outcome {
 	case Throttled:
 		// A short Retry-After on a send before the last cut: answered.
@@ -329,6 +340,7 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 			cut = p.cfg.Backoff // still rejected after a decrease: back off
 		}
 		if c := p.refusedAt(n, r); c != p.ceil {
+			p.startCongestion(sent, n, c)
 			p.ceil, p.okCeil = c, ok
 		}
 		p.rate = max(r*cut, p.floor())
@@ -366,32 +378,6 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 		p.next = min(p.next, p.after(n, p.typical())) // at most a typical request's spacing away
 		p.dark, p.cuts = false, 0
 	}
-}
-
-// Budget returns the cost units the Pacer would let through in
-// [now, until] at its current rate: its unit (the typical cost of a
-// request, rounded up; 1 until a request with a cost sets it) at the first
-// slot, then rate × the time from that slot to until, rounded down. With
-// every cost 1 that is the number of slots in [now, until]. While it
-// probes a backend that rejected everything, the budget is one unit, and
-// none while that probe is unanswered; it is none before a Retry-After
-// ends.
-func (p *Pacer) Budget(now, until time.Time) int {
-	n, u := unixNanos(now), unixNanos(until)
-	first := math.Ceil(p.typical())
-	if !p.started {
-		return satInt(first)
-	}
-	start := max(n, p.next, p.blocked)
-	switch {
-	case start > u:
-		return 0
-	case p.dark && p.underWay() > 0:
-		return 0
-	case p.dark:
-		return satInt(first)
-	}
-	return satInt(first + math.Floor(float64(u-start)*p.rate/1e9))
 }
 
 var _ Policy = (*Pacer)(nil)
