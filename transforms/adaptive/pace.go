@@ -83,9 +83,9 @@ import (
 //     latency), and a refusal at a steady ceiling cuts without a dark
 //     spell, which would idle a whole latency. The answers to what was
 //     under way at the first cut measure the rate the backend accepted;
-//     if the limiter has a burst (some accepted requests follow one
-//     another with none refused between, which a strict limiter never
-//     does above its rate), the ceiling is that rate, with the curve on
+//     if the limiter has a burst (accepted requests follow one another
+//     with none sent between, which a strict limiter never does above
+//     its rate), the ceiling is that rate, with the curve on
 //     its flat at once, when it is below the cut's. A token bucket lets
 //     slow start climb far past its rate before the first refusal, and
 //     cutting a tenth per latency would waste the excess for several

@@ -25,15 +25,15 @@ func steppedBucket(rate float64, burst int, step time.Duration) limiterModel {
 	}
 }
 
-// strictGCRA accepts one request every 1/rate and refuses any sent before
+// strictGCRA accepts one request every gap and refuses any sent before
 // its slot.
-func strictGCRA(rate float64) limiterModel {
+func strictGCRA(gap time.Duration) limiterModel {
 	var next time.Time
 	return func(now time.Time) bool {
 		if now.Before(next) {
 			return false
 		}
-		next = now.Add(time.Duration(float64(time.Second) / rate))
+		next = now.Add(gap)
 		return true
 	}
 }
@@ -79,7 +79,7 @@ func TestPacerFirstCongestion(t *testing.T) {
 		// Without the measure: a ceiling of 26.5 after 20 s, 159 refused.
 		{"stepped token bucket", steppedBucket(limit, 20, 100*time.Millisecond), limit * 0.97, limit * 1.05, 100},
 		// With the measure taken for a strict limiter's rate: 13.
-		{"strict GCRA", strictGCRA(limit), limit * 0.95, limit * 1.05, 40},
+		{"strict GCRA", strictGCRA(time.Second / limit), limit * 0.95, limit * 1.05, 40},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newTestPacer(t, PacerConfig{})

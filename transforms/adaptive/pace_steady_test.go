@@ -11,20 +11,18 @@ import (
 // warm, and whether the Pacer ended with a steady ceiling.
 func strictRun(t *testing.T, p *Pacer, gap time.Duration, secs, warm int) (refused int, steady bool) {
 	t.Helper()
-	var next time.Time
+	lim := strictGCRA(gap)
 	for ms := range secs * 1000 {
 		now := at(time.Duration(ms) * time.Millisecond)
 		if p.Decide(now, 0, 1).Verdict != Send {
 			continue
 		}
 		a := Answer{Outcome: Accepted, Sent: now}
-		if now.Before(next) {
+		if !lim(now) {
 			a.Outcome = Throttled
 			if ms >= warm*1000 {
 				refused++
 			}
-		} else {
-			next = now.Add(gap)
 		}
 		p.Record(now, a)
 	}
