@@ -13,7 +13,7 @@ RACE_PKGS := ./transforms/adaptive/... ./transforms/throttle ./transforms/thrott
 NORACE_PKGS = $$($(GO) list $(PKGS) | grep -v '/transforms/throttle$$')
 BENCHTIME ?= 1s
 
-.PHONY: all build test test-deps bench gobench sim simsweep livebench quotabench load soak fuzz lint fmt vet staticcheck vuln run template-binary clean
+.PHONY: all build test test-deps bench gobench sim simsweep matrix livebench quotabench load soak fuzz lint fmt vet staticcheck vuln run template-binary clean
 
 all: build
 
@@ -34,7 +34,7 @@ test: test-deps lint
 	CGO_ENABLED=0 GOFLAGS="$$($(GO) env GOFLAGS) -trimpath" $(GO) test -count=1 $(NORACE_PKGS)
 
 # Every benchmark: Go benchmarks, the simulator and its seed sweep, and the real-time runs.
-bench: gobench sim simsweep livebench quotabench
+bench: gobench sim simsweep matrix livebench quotabench
 
 gobench:
 	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) $(PKGS)
@@ -77,6 +77,11 @@ soak:
 # The deterministic throttling simulator: tables on stdout, docs/sim/results.md and plots.
 sim:
 	$(GO) run ./cmd/simulate -out docs/sim
+
+# The crossed grid in the simulator, every capability at once (latency ×
+# limiter × headers × workers): docs/sim/crossed.md. TestCrossedGrid pins it.
+matrix:
+	$(GO) run ./cmd/simulate -crossed -out docs/sim
 
 # The simulator's suite over SIM_SEEDS seeds: median and worst case per metric, docs/sim/sweep.md.
 SIM_SEEDS ?= 20

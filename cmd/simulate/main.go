@@ -5,10 +5,13 @@
 // report: dir/results.md and one plot per classic scenario,
 // dir/<scenario>.svg (or .png with -format png). With -sweep n it runs the
 // suite with n seeds instead and writes the median and worst case of each
-// metric (dir/sweep.md with -out).
+// metric (dir/sweep.md with -out). With -crossed it runs the crossed grid
+// instead (latency × limiter × headers × workers, sim.CrossedCases) and
+// writes dir/crossed.md.
 //
 //	go run ./cmd/simulate -out docs/sim
 //	go run ./cmd/simulate -sweep 20 -out docs/sim
+//	go run ./cmd/simulate -crossed -out docs/sim
 //
 // A run with one seed is deterministic.
 package main
@@ -19,6 +22,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -30,6 +34,7 @@ func main() {
 	seed := flag.Uint64("seed", sim.DefaultSeed, "random seed of every run (with -sweep: of the first run)")
 	format := flag.String("format", "svg", "plot format: svg or png")
 	sweep := flag.Int("sweep", 0, "run the suite with this many seeds (seed, seed+1, …) and report the median and worst case of each metric; 0: one run")
+	crossed := flag.Bool("crossed", false, "run the crossed grid (latency × limiter × headers × workers) instead, and write crossed.md")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "simulate: unexpected arguments %q\n", flag.Args())
@@ -41,9 +46,15 @@ func main() {
 		os.Exit(2)
 	}
 	var err error
-	if *sweep > 0 {
+	switch {
+	case *crossed && *sweep > 0:
+		fmt.Fprintln(os.Stderr, "simulate: --crossed and --sweep: choose one")
+		os.Exit(2)
+	case *crossed:
+		err = runCrossed(*out, *seed)
+	case *sweep > 0:
 		err = runSweep(*out, *seed, *sweep)
-	} else {
+	default:
 		err = run(*out, *format, *seed)
 	}
 	if err != nil {
@@ -89,6 +100,42 @@ func run(out, format string, seed uint64) error {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "simulate: wrote %s/%s and plots\n", strings.TrimSuffix(out, "/"), sim.ReportFile)
+	}
+	fmt.Fprintf(os.Stderr, "simulate: %d runs in %v\n", len(results), time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+func runCrossed(out string, seed uint64) error {
+	start := time.Now()
+	suite := sim.CrossedSuite()
+	suite.Seed = seed
+	results, err := suite.Run()
+	if err != nil {
+		return err
+	}
+	command := "go run ./cmd/simulate -crossed -out " + out
+	if seed != sim.DefaultSeed {
+		command += fmt.Sprintf(" -seed %d", seed)
+	}
+	if err := sim.WriteCrossed(os.Stdout, command, suite.Cases, results); err != nil {
+		return err
+	}
+	if out != "" {
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			return err
+		}
+		f, err := os.Create(filepath.Join(out, sim.CrossedFile))
+		if err != nil {
+			return err
+		}
+		if err := sim.WriteCrossed(f, command, suite.Cases, results); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "simulate: wrote %s\n", filepath.Join(out, sim.CrossedFile))
 	}
 	fmt.Fprintf(os.Stderr, "simulate: %d runs in %v\n", len(results), time.Since(start).Round(time.Millisecond))
 	return nil

@@ -13,7 +13,7 @@ import (
 // (X-RateLimit-Limit, -Remaining and -Reset; OpenAI's
 // x-ratelimit-*-requests and -tokens). With Config.Advertise the policies
 // get it as adaptive.Answer.Quota. The fixed windows (FixedWindow,
-// DriftingWindow, AlignedWindow), the token buckets and TokenLimits
+// DriftingWindow, AlignedWindow), the token buckets, GCRA and TokenLimits
 // advertise.
 type Advertiser interface {
 	Backend
@@ -32,6 +32,7 @@ var (
 	_ Advertiser = (*fixedWindow)(nil)
 	_ Advertiser = (*tokenBucket)(nil)
 	_ Advertiser = (*tokenLimits)(nil)
+	_ Advertiser = (*gcra)(nil)
 )
 
 // AlignedWindow is FixedWindow with its windows aligned to the clock
@@ -102,16 +103,22 @@ func (b *tokenBucket) Advertise(start time.Time, at time.Duration) []adaptive.Qu
 	return []adaptive.Quota{a}
 }
 
-// advertised returns what the backend advertises on the answer to a call
-// served at at, as the group's worker reads it: nil unless
-// Config.Advertise is on and the backend an Advertiser.
-func (g *group) advertised(at time.Duration) []adaptive.Quota {
+// advertised returns what the backend advertises on the answer, sent at
+// answered, to a call served at at, as the group's worker reads it: nil
+// unless Config.Advertise is on and the backend an Advertiser; in
+// Config.Headers' family where the backend is one the quota server has.
+func (g *group) advertised(at, answered time.Duration) []adaptive.Quota {
 	r := g.r
 	a, ok := r.backend.(Advertiser)
 	if !r.cfg.Advertise || !ok {
 		return nil
 	}
-	qs := a.Advertise(r.start, at)
+	var qs []adaptive.Quota
+	if st, ok := r.backend.(stater); ok && r.cfg.Headers != HeadersExact {
+		qs = []adaptive.Quota{r.cfg.Headers.read(st.state(at), r.start, answered)}
+	} else {
+		qs = a.Advertise(r.start, at)
+	}
 	for i := range qs {
 		if !qs[i].Reset.IsZero() {
 			qs[i].Reset = qs[i].Reset.Add(skew(r.cfg.AdvertiseSkew, g.env.Worker))
@@ -127,4 +134,13 @@ func skew(d time.Duration, worker int) time.Duration {
 		return -d
 	}
 	return d
+}
+
+// Advertise implements Advertiser as the quota server's GCRA mode tells
+// its quota in the exact family: the rate per second as a window of a
+// second, the requests that fit back to back now, and when the accepted
+// requests stop occupying the limiter.
+func (g *gcra) Advertise(start time.Time, at time.Duration) []adaptive.Quota {
+	s := g.state(at)
+	return []adaptive.Quota{{Limit: s.limit, Remaining: s.remaining, Reset: start.Add(s.reset), Window: s.period}}
 }

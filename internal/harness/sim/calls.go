@@ -70,6 +70,7 @@ func (g *group) send(t time.Duration, s firing.Step) {
 			r.series.BackendRejected[sec]++
 		default:
 			r.series.Accepted[sec]++
+			r.lastOK = max(r.lastOK, t)
 			if t >= r.warm && r.overloaded[sec] {
 				g.accepted++
 			}
@@ -79,7 +80,7 @@ func (g *group) send(t time.Duration, s firing.Step) {
 		}
 	}
 	if !timedOut && len(results) > 0 {
-		results[0].Quota = g.advertised(t)
+		results[0].Quota = g.advertised(t, t+lat)
 	}
 	if g.board != nil {
 		g.board.start(r.start.Add(t))

@@ -144,6 +144,11 @@ type Config struct {
 	// resolution, so its view of Reset is off by up to a second, either
 	// way depending on how it rounds. Zero means none.
 	AdvertiseSkew time.Duration
+	// Headers, with Advertise, is the family of headers the quota is read
+	// from, for the backends the quota server has too (the fixed windows,
+	// the token buckets, GCRA): what the family tells, rounded as it
+	// rounds. The others advertise as HeadersExact, the default.
+	Headers Headers
 	// OnFinal, if set, is told of every element's final outcome in turn:
 	// when it arrived, and "success", "client-rejected" or
 	// "server-throttled". Tests compare it with the transform's routes.

@@ -32,6 +32,13 @@ type Goal struct {
 	// MaxDrainFactor bounds Metrics.Drained as a multiple of
 	// Metrics.IdealDrain.
 	MaxDrainFactor float64
+	// MinRunUse is the least Metrics.RunUse, the share of the capacity a
+	// bounded input used over the run.
+	MinRunUse float64
+	// MinSteadyUse is the least Metrics.SteadyUse, the share of the
+	// capacity used from SteadyFrom on: for limiters whose rate is even
+	// over a second.
+	MinSteadyUse float64
 	// NoTimeouts requires that no call time out (Config.CallTimeout).
 	NoTimeouts bool
 	// MaxAnswerP99 bounds Metrics.AnswerP99, the backend's time to answer.
@@ -107,6 +114,14 @@ func (g Goal) Check(sc Scenario, r Result, oracle *Result) []Check {
 		}
 		cs = append(cs, c)
 	}
+	if g.MinRunUse > 0 {
+		cs = append(cs, Check{fmt.Sprintf("run ≥ %s of the quota", percent(g.MinRunUse)),
+			fmt.Sprintf("%s (the last accepted sent at %s)", percent(m.RunUse), delayText(m.LastAccepted)), m.RunUse >= g.MinRunUse})
+	}
+	if g.MinSteadyUse > 0 {
+		cs = append(cs, Check{fmt.Sprintf("≥ %s of the quota from %s", percent(g.MinSteadyUse), delayText(SteadyFrom)),
+			percent(m.SteadyUse), m.SteadyUse >= g.MinSteadyUse})
+	}
 	if g.NoTimeouts {
 		cs = append(cs, Check{"no call times out", fmt.Sprint(m.TimedOut), m.TimedOut == 0})
 	}
@@ -164,6 +179,12 @@ func (g Goal) String() string {
 	}
 	if g.MaxDrainFactor > 0 {
 		gs = append(gs, fmt.Sprintf("done within %.2f × the ideal time", g.MaxDrainFactor))
+	}
+	if g.MinRunUse > 0 {
+		gs = append(gs, fmt.Sprintf("run ≥ %s of the quota", percent(g.MinRunUse)))
+	}
+	if g.MinSteadyUse > 0 {
+		gs = append(gs, fmt.Sprintf("≥ %s of the quota from %s", percent(g.MinSteadyUse), delayText(SteadyFrom)))
 	}
 	if len(g.Recover) > 0 {
 		gs = append(gs, fmt.Sprintf("recovery ≤ %d s", int(g.RecoverWithin/time.Second)))

@@ -66,7 +66,25 @@ type Metrics struct {
 	// IdealDrain is the least time to serve every element of the run:
 	// elements ÷ min(the first phase's capacity, ceiling).
 	IdealDrain time.Duration
+	// LastAccepted is when the last call the backend accepted was sent,
+	// from the start of the run; 0 when none was.
+	LastAccepted time.Duration
+	// RunUse is the share of the first phase's capacity used over the
+	// run: the calls accepted ÷ (capacity × LastAccepted). The last
+	// answers' latency, which no client can shorten, is left out. Zero
+	// when none was accepted.
+	RunUse float64
+	// SteadyUse is the share of the first phase's capacity used from
+	// SteadyFrom on: the calls accepted in the whole seconds from
+	// SteadyFrom to the one of LastAccepted ÷ (capacity × those seconds),
+	// a start-up left out. Zero when LastAccepted is within a second of
+	// SteadyFrom.
+	SteadyUse float64
 }
+
+// SteadyFrom is when Metrics.SteadyUse starts counting: a slow start's
+// climb and the first answers of a slow API are behind.
+const SteadyFrom = 10 * time.Second
 
 // Recovery is the recovery after one change of a scenario.
 type Recovery struct {
@@ -150,7 +168,31 @@ func measure(r *run, accepted []int64) Metrics {
 	if rate := min(sc.Phases[0].capacity()*r.cfg.Capacity, ceiling); rate > 0 {
 		m.IdealDrain = time.Duration(float64(r.out.Arrived) / rate * 1e9)
 	}
+	m.LastAccepted = r.lastOK
+	if capacity := sc.Phases[0].capacity() * r.cfg.Capacity; r.lastOK > 0 && capacity > 0 {
+		var all int64
+		for _, n := range s.Accepted {
+			all += n
+		}
+		m.RunUse = float64(all) / (capacity * r.lastOK.Seconds())
+	}
+	m.SteadyUse = steadyUse(s.Accepted, sc.Phases[0].capacity()*r.cfg.Capacity, r.lastOK)
 	return m
+}
+
+// steadyUse returns Metrics.SteadyUse of accepted, the accepted calls per
+// second, at capacity (requests per second), the last accepted call sent
+// at last.
+func steadyUse(accepted []int64, capacity float64, last time.Duration) float64 {
+	from, end := int(SteadyFrom/time.Second), min(int(last/time.Second), len(accepted)) // the second of the last, left out
+	if end <= from || !(capacity > 0) {
+		return 0
+	}
+	var n int64
+	for _, a := range accepted[from:end] {
+		n += a
+	}
+	return float64(n) / (capacity * float64(end-from))
 }
 
 // jain returns Jain's fairness index of xs: 1 for one value, NaN if all are

@@ -10,7 +10,9 @@
 // kind of service, a [Scenario] a load pattern, an [Algorithm] a policy,
 // and a [Case] with a [Goal] a line of the report. [MatrixCases],
 // [ClassicCases] and [PerElementCases] are the standard ones, and
-// [DefaultSuite] runs them all with [Algorithms].
+// [DefaultSuite] runs them all with [Algorithms]. [CrossedCases] cross
+// every capability at once (latency × limiter × headers × workers), in
+// [CrossedSuite].
 //
 // # Evaluating a policy
 //
@@ -209,7 +211,8 @@ type run struct {
 	out        Outcomes
 	cohort     Outcomes // of the elements arriving after the warm-up
 	lastFinal  time.Duration
-	overloaded []bool // per second, after the warm-up
+	lastOK     time.Duration // when the last call the backend accepted was sent
+	overloaded []bool        // per second, after the warm-up
 	delays     []time.Duration
 	answers    []time.Duration // the backend's time to answer each call sent after the warm-up
 }
