@@ -92,7 +92,8 @@ var CrossedAlgorithms = []string{Pacer}
 // CrossedWorkers, a bounded input of a minute of the quota (two minutes
 // for the window of a minute) spread evenly over the workers, the calls
 // sized to the pace (the transform's defaults), no bound on an element's
-// wait. Each cell has the targets above.
+// wait, batches of the transform's default size. Each cell has the
+// targets above.
 func CrossedCases() []Case {
 	var cs []Case
 	for _, lat := range crossedLatencies {
@@ -121,7 +122,7 @@ func crossedCase(lat crossedLatency, lim crossedLimiter, h Headers, w int) Case 
 	name := fmt.Sprintf("x/%s/%s/%s/%dw", lat.name, lim.name, headers, w)
 	cfg := Config{Backend: lim.model, Capacity: lim.capacity, Latency: lat.median, LatencyP99: lat.p99,
 		RefuseAtOnce: true, StartJitter: DefaultConfig(1).StartJitter, SizeCalls: true, CallTimeout: defaults.CallTimeout,
-		Advertise: told, Headers: h, Workers: w}
+		Advertise: told, Headers: h, Workers: w, BatchSize: defaults.BatchSize}
 	n := int(lim.capacity * lim.quota.Seconds())
 	ideal := time.Duration(float64(n) / lim.capacity * float64(time.Second))
 	sc := bounded(name, n, 3*ideal+2*time.Minute)
