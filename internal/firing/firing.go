@@ -63,6 +63,7 @@ type Firing struct {
 	rest        []int
 	retryAt     time.Time // the policy's postponement that ended the firing; zero if none
 	postponedAt time.Time // when it did
+	paced       bool      // the policy postponed an element (waited for its slot, or stopped)
 	stopped     bool      // no more decisions
 	interrupt   bool
 	throttled   bool
@@ -176,6 +177,10 @@ func (f *Firing) Flying() []int {
 // CallSent returns when call c was sent.
 func (f *Firing) CallSent(c int) time.Time { return f.calls[c].sent }
 
+// Paced reports whether the policy postponed an element in this firing:
+// the pace, not the calls under way or the input, held it.
+func (f *Firing) Paced() bool { return f.paced }
+
 // Live returns how many live elements were added.
 func (f *Firing) Live() int { return f.live }
 
@@ -253,6 +258,7 @@ func (f *Firing) Next(now time.Time) Step {
 		case adaptive.Send:
 			return f.send(now, j, cost, d.Probability)
 		case adaptive.Postpone:
+			f.paced = true
 			onSlot := f.slot.OK && d.RetryAt.Equal(f.slot.At)
 			if (d.RetryAt.Before(f.deadline) || onSlot) && now.Before(f.deadline) {
 				f.waitUntil = laterOf(d.RetryAt, now.Add(f.cfg.MinWait))

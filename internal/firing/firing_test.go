@@ -82,6 +82,7 @@ func TestFiring(t *testing.T) {
 		requeue []int
 		rest    []int
 		timer   time.Time
+		paced   bool // the policy postponed (Firing.Paced)
 	}{
 		{
 			name: "an element past its max wait is routed when added", cfg: firing.Config{MaxWait: time.Second},
@@ -96,22 +97,26 @@ func TestFiring(t *testing.T) {
 		{
 			name: "a postponement within the wait is waited for", cfg: firing.Config{Wait: time.Second},
 			since: make([]time.Duration, 1), ds: []adaptive.Decision{soon}, answer: accept,
-			want: []string{"wait", "call 0", "route 0 success"},
+			want:  []string{"wait", "call 0", "route 0 success"},
+			paced: true,
 		},
 		{
 			name: "a postponement beyond the wait leaves the rest queued", cfg: firing.Config{Wait: time.Second, BatchInterval: time.Second},
 			since: make([]time.Duration, 2), ds: []adaptive.Decision{later}, answer: accept,
 			rest: []int{0, 1}, timer: t0.Add(time.Hour - 100*time.Millisecond), // the next firing waits inside itself for the last 100 ms
+			paced: true,
 		},
 		{
 			name: "a firing that ends at its postponement starts its successor at the time it asked for", cfg: firing.Config{BatchInterval: time.Second},
 			since: make([]time.Duration, 2), ds: []adaptive.Decision{later}, answer: accept,
 			rest: []int{0, 1}, timer: t0.Add(time.Hour),
+			paced: true,
 		},
 		{
 			name: "one that would run out first is routed now", cfg: firing.Config{Wait: time.Second, MaxWait: time.Minute},
 			since: make([]time.Duration, 1), ds: []adaptive.Decision{later}, answer: accept,
-			want: []string{"route 0 client"},
+			want:  []string{"route 0 client"},
+			paced: true,
 		},
 		{
 			name: "Retry requeues a 429 after its Retry-After", cfg: firing.Config{Strategy: firing.Retry, MaxAttempts: 3, MaxAge: time.Hour, BatchInterval: time.Second},
@@ -152,6 +157,9 @@ func TestFiring(t *testing.T) {
 			}
 			if diff := cmp.Diff(c.rest, f.Rest()); diff != "" {
 				t.Errorf("rest (-want +got):\n%s", diff)
+			}
+			if got := f.Paced(); got != c.paced {
+				t.Errorf("Paced() = %v, want %v", got, c.paced)
 			}
 			if !c.timer.IsZero() {
 				if got := f.Timer(t0); !got.Equal(c.timer) {

@@ -71,14 +71,27 @@ func (p *Pacer) sentAdvertised(n int64) {
 // curve's, and a curve that climbed on would burst when the limit lets go.
 func (p *Pacer) advertisedCap(n int64, rate float64) float64 {
 	capped := rate
-	for i := range p.adv {
-		use, sized := p.adv[i].perRequest()
-		if r := p.adv[i].rate.Rate(time.Unix(0, n)); r > 0 && sized {
-			capped = min(capped, r/use*p.typical())
-		}
+	if i, r := p.tightest(n); i >= 0 {
+		capped = min(capped, r)
 	}
 	if capped < rate && p.sent > 0 && n > p.sent {
 		p.epoch = min(p.epoch+(n-p.sent), n)
 	}
 	return capped
+}
+
+// tightest returns the index of the advertised limit that allows the least
+// at n, sized (an answer said what a request takes of it), and that rate
+// in cost units per second; -1 if none.
+func (p *Pacer) tightest(n int64) (int, float64) {
+	best, rate := -1, 0.0
+	for i := range p.adv {
+		use, sized := p.adv[i].perRequest()
+		if r := p.adv[i].rate.Rate(time.Unix(0, n)); r > 0 && sized {
+			if r = r / use * p.typical(); best < 0 || r < rate {
+				best, rate = i, r
+			}
+		}
+	}
+	return best, rate
 }

@@ -43,6 +43,18 @@ func (s *shared) Budget(now, until time.Time) int {
 	return s.p.Budget(now, until)
 }
 
+// Binding is the policy's [Pacer.Binding], if it has one; "" otherwise.
+func (s *shared) Binding(now time.Time) (part, detail string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b, ok := s.p.(interface {
+		Binding(time.Time) (string, string)
+	}); ok {
+		return b.Binding(now)
+	}
+	return "", ""
+}
+
 func (s *shared) MarshalBinary() ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

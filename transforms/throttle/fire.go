@@ -326,6 +326,32 @@ func (fr *driver) end(items []item) {
 	if n := core.Full(); n > 0 {
 		fr.boundWarning(n)
 	}
+	if core.Paced() {
+		fr.paceWarning()
+	}
+}
+
+// paceWarned is when the worker last logged what binds its pace (unix
+// nanos): once a minute at most.
+var paceWarned atomic.Int64
+
+// paceWarning logs, now and then, that elements waited for the policy's
+// pace and what binds it (adaptive.Pacer.Binding): the curve, a refusal's
+// Retry-After, a limit the API advertises.
+func (fr *driver) paceWarning() {
+	b, ok := fr.fn.policy.(interface {
+		Binding(time.Time) (string, string)
+	})
+	if !ok {
+		return
+	}
+	now, last := time.Now().UnixNano(), paceWarned.Load()
+	if now-last < int64(time.Minute) || !paceWarned.CompareAndSwap(last, now) {
+		return
+	}
+	if _, says := b.Binding(fr.now()); says != "" {
+		log.Infof(fr.ctx, "throttle: group %q: elements wait for the pace, bound by %s (logged once a minute)", fr.key, says)
+	}
 }
 
 // boundWarned is when the worker last logged calls held at their bound
