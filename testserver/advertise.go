@@ -90,6 +90,18 @@ func (l *limiter) state(now time.Time) (quotaState, bool) {
 	return s, true
 }
 
+// as is s as a quota of limit units tells it (Config.AdvertiseQuota):
+// that limit, a capacity of limit (GCRA's, its burst, at most limit), less
+// what has been used of s's capacity, at least 0, and s's reset.
+func (s quotaState) as(limit int64) quotaState {
+	used := s.capacity - s.remaining
+	capacity := limit
+	if s.capacity != s.limit { // GCRA: the capacity is the burst
+		capacity = min(s.capacity, limit)
+	}
+	return quotaState{limit: limit, capacity: capacity, remaining: max(capacity-used, 0), reset: s.reset}
+}
+
 // advertise sets the headers of family a on h for state s, taken delay
 // before the answer is sent at sent (on the server's clock), for a quota
 // period long.

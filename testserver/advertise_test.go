@@ -1,6 +1,7 @@
 package testserver_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -33,6 +34,17 @@ func TestAdvertise(t *testing.T) {
 			3, 2 * time.Second, 10, 10, 8, 2 * time.Second, 200},
 		{"gcra without burst", testserver.Config{Mode: testserver.GCRA, Quota: 2, Period: 10 * time.Second},
 			1, time.Second, 2, 1, 0, 4 * time.Second, 429},
+		// An API whose headers tell a plan's limit while its gateway
+		// enforces more (Config.AdvertiseQuota): what remains is the
+		// advertised limit less what was used.
+		{"fixed window advertising less", testserver.Config{Mode: testserver.FixedWindow, Quota: 10, Period: time.Minute, AdvertiseQuota: 5},
+			3, 20 * time.Second, 5, 5, 1, 40 * time.Second, 200},
+		{"fixed window used past what it advertises", testserver.Config{Mode: testserver.FixedWindow, Quota: 10, Period: time.Minute, AdvertiseQuota: 2},
+			3, 20 * time.Second, 2, 2, 0, 40 * time.Second, 200},
+		{"token bucket advertising less", testserver.Config{Quota: 10, Period: 10 * time.Second, Refill: time.Second, AdvertiseQuota: 4},
+			3, 2 * time.Second, 4, 4, 2, 2 * time.Second, 200},
+		{"gcra advertising more", testserver.Config{Mode: testserver.GCRA, Quota: 2, Period: 10 * time.Second, AdvertiseQuota: 20},
+			1, time.Second, 20, 1, 0, 4 * time.Second, 429},
 	} {
 		for _, fam := range families {
 			t.Run(tc.name+"/"+string(fam), func(t *testing.T) {
@@ -73,9 +85,18 @@ func TestAdvertise(t *testing.T) {
 			t.Errorf("ParseAdvertised: got %+v, want nil", got)
 		}
 	})
-	t.Run("an unknown family is refused", func(t *testing.T) {
-		if _, err := testserver.NewHandler(testserver.Config{Advertise: "ratelimit"}); err == nil {
-			t.Error("NewHandler: got nil error, want one naming Advertise")
-		}
-	})
+	for _, tc := range []struct {
+		name string
+		cfg  testserver.Config
+	}{
+		{"an unknown family is refused", testserver.Config{Advertise: "ratelimit"}},
+		{"an advertised quota without a family is refused", testserver.Config{Quota: 10, AdvertiseQuota: 5}},
+		{"a negative advertised quota is refused", testserver.Config{Quota: 10, Advertise: testserver.AdvertiseIETF, AdvertiseQuota: -1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := testserver.NewHandler(tc.cfg); !errors.Is(err, testserver.ErrConfig) {
+				t.Errorf("NewHandler: got error %v, want one wrapping ErrConfig", err)
+			}
+		})
+	}
 }

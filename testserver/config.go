@@ -142,6 +142,17 @@ type Config struct {
 	// full), a fixed window as a window (the reset is its end). Mode Queue
 	// and an unlimited quota advertise nothing.
 	Advertise Advertise
+	// AdvertiseQuota, if positive, is the quota per Period that the
+	// Advertise headers tell instead of Quota, as an API whose headers
+	// tell a plan's limit while its gateway enforces another: the limit
+	// advertised is AdvertiseQuota, and what remains is AdvertiseQuota
+	// less what the enforced quota has used of its capacity, at least 0
+	// (GCRA, whose capacity is its burst, tells what remains of its burst,
+	// at most AdvertiseQuota); the reset is the enforced quota's. It is
+	// fixed when the Handler is made (SetQuota changes only the quota
+	// enforced). 0 advertises the quota enforced. It needs Advertise and
+	// must not be negative.
+	AdvertiseQuota int
 	// ErrorRate is the fraction, in [0, 1], of under-quota requests answered
 	// with 500. Such requests still use up quota.
 	ErrorRate float64
@@ -205,6 +216,10 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: Mode %q needs a positive Quota (its service rate), got %d", ErrConfig, c.Mode, c.Quota)
 	case !c.Advertise.valid():
 		return c, fmt.Errorf("%w: Advertise %q: want one of %q", ErrConfig, c.Advertise, advertiseFamilies[1:])
+	case c.AdvertiseQuota < 0:
+		return c, fmt.Errorf("%w: AdvertiseQuota %d is negative", ErrConfig, c.AdvertiseQuota)
+	case c.AdvertiseQuota != 0 && c.Advertise == AdvertiseNone:
+		return c, fmt.Errorf("%w: AdvertiseQuota %d needs Advertise", ErrConfig, c.AdvertiseQuota)
 	case c.Burst < 0:
 		return c, fmt.Errorf("%w: Burst %d is negative", ErrConfig, c.Burst)
 	case c.Burst != 0 && c.Mode != GCRA:

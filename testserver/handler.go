@@ -159,8 +159,10 @@ func NewHandler(cfg Config) (*Handler, error) {
 // With Config.NoRetryAfter, the 429 and outage answers carry no
 // Retry-After. With Config.Advertise, every answer tells the quota in that
 // header family: its limit, what remains and when it is full again, as the
-// quota stood when the request came (the reset counted from the answer). A request naming its client with ClientHeader is counted
-// for that client as well (Stats.Clients).
+// quota stood when the request came (the reset counted from the answer);
+// with Config.AdvertiseQuota, a limit other than the one enforced. A
+// request naming its client with ClientHeader is counted for that client
+// as well (Stats.Clients).
 //
 // Every API request is delayed by the latency (a lognormal draw with
 // Config.LatencyP99) plus jitter before it is answered, whatever the
@@ -240,6 +242,9 @@ func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request) {
 	)
 	if h.cfg.Advertise != AdvertiseNone {
 		adv, hasAdv = h.lim.state(now)
+		if hasAdv && h.cfg.AdvertiseQuota > 0 {
+			adv = adv.as(int64(h.cfg.AdvertiseQuota))
+		}
 	}
 	delay := queued + latencyDraw(h.jitterRand, h.latency, h.sigma)
 	if j := h.jitterRand.Int64N(int64(max(h.jitter, 1))); h.jitter > 0 {

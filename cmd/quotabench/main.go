@@ -4,7 +4,9 @@
 // throttle alone, then with a competitor, then with the quota's service
 // killed or slow; then against a strict limiter (GCRA, no burst) with the
 // elements of a batch job all at once; then priority shares across
-// processes, a high and a low process on one quota of slots
+// processes, a high and a low process on one quota of slots; then eight
+// processes against a fixed window that advertises its quota, and the
+// crossed rows, that window with seconds of latency or bare
 // (internal/harness/quotabench). It writes -out/results.md, the plots
 // -out/results.svg and -out/results-strict.svg, and the raw results to
 // -out/results.json, from which -rewrite makes the report again without
@@ -15,6 +17,7 @@
 //	go run ./cmd/quotabench -scenarios redis,envoy -duration 20s -out /tmp/q
 //	go run ./cmd/quotabench -scenarios strict -out /tmp/qs
 //	go run ./cmd/quotabench -scenarios priority -out docs/quota
+//	go run ./cmd/quotabench -scenarios crossed -out docs/quota
 //
 // It is part of `make bench`, not of `make test`: it takes about half an
 // hour (the strict scenarios alone, about ten minutes, the priority ones
@@ -41,7 +44,7 @@ import (
 
 func main() {
 	out := flag.String("out", "docs/quota", "Directory for results.md and results.svg (\"\" = write nothing).")
-	only := flag.String("scenarios", "", "Comma-separated scenario names, strict for every strict-limiter scenario, priority for every priority scenario (default: all); the report keeps the other rows from -out/results.json.")
+	only := flag.String("scenarios", "", "Comma-separated scenario names, strict for every strict-limiter scenario, advertised, crossed, nginx or priority for every scenario of that family (default: all); the report keeps the other rows from -out/results.json.")
 	rewrite := flag.Bool("rewrite", false, "Run nothing: rewrite results.md and results.svg from -out/results.json (after a change to the report's text).")
 	var set quotabench.Settings
 	flag.IntVar(&set.Capacity, "capacity", 60, "The quota server's capacity and the shared quota, per second.")

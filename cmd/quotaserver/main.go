@@ -9,7 +9,7 @@
 //	            [--burst 0] [--window-jitter 0] [--refill 100ms] [--cost-header X-Cost] [--cost-field tokens]
 //	            [--latency 0] [--latency-p99 0] [--jitter 0] [--refuse-at-once] [--error-rate 0] [--item-error-rate 0] [--max-body 1048576]
 //	            [--max-conns 256] [--seed 0] [--log-level info] [--shutdown-timeout 10s]
-//	            [--advertise ietf|draft|x-ratelimit|openai|anthropic]
+//	            [--advertise ietf|draft|x-ratelimit|openai|anthropic] [--advertise-quota 0]
 //
 // With --cost-header or --cost-field, a request costs what its header or
 // JSON field says and --quota counts cost units per period: --quota 60000
@@ -92,6 +92,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		costHeader      = fs.String("cost-header", "", "request `header` holding a request's cost, e.g. X-Cost; then --quota counts cost units")
 		costField       = fs.String("cost-field", "", "top-level JSON `field` holding the cost of a request or of each batch item (summed), e.g. tokens; then --quota counts cost units")
 		advertise       = fs.String("advertise", "", "header family in which every answer tells the quota (limit, remaining, reset): ietf (RateLimit-Policy, RateLimit), draft (RateLimit-Limit/-Remaining/-Reset), x-ratelimit (GitHub's, reset in epoch seconds), openai or anthropic; empty means none")
+		advertiseQuota  = fs.Int("advertise-quota", 0, "with --advertise: the quota per period the headers tell instead of --quota (what remains counted against it), as an API whose headers tell a plan's limit while its gateway enforces another; 0 means --quota")
 		errorRate       = fs.Float64("error-rate", 0, "fraction in [0, 1] of under-quota requests answered 500")
 		itemErrorRate   = fs.Float64("item-error-rate", 0, "probability in [0, 1] that each item of a JSON-array batch answered 200 fails, answered {\"status\":500,...} in its place")
 		maxBody         = fs.Int64("max-body", testserver.DefaultMaxBodyBytes, "largest API request body in bytes; larger ones get 413")
@@ -137,6 +138,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case !slices.Contains([]testserver.Advertise{testserver.AdvertiseNone, testserver.AdvertiseIETF, testserver.AdvertiseDraft,
 		testserver.AdvertiseX, testserver.AdvertiseOpenAI, testserver.AdvertiseAnthropic}, testserver.Advertise(*advertise)):
 		return usagef("--advertise: %q: want ietf, draft, x-ratelimit, openai or anthropic", *advertise)
+	case *advertiseQuota < 0:
+		return usagef("--advertise-quota: %d is negative", *advertiseQuota)
+	case *advertiseQuota != 0 && *advertise == "":
+		return usagef("--advertise-quota: only with --advertise")
 	case !(*errorRate >= 0 && *errorRate <= 1):
 		return usagef("--error-rate: %v is not in [0, 1]", *errorRate)
 	case !(*itemErrorRate >= 0 && *itemErrorRate <= 1):
@@ -155,25 +160,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	srv, err := testserver.Listen(*addr, testserver.Config{
-		Quota:         *quota,
-		Period:        *period,
-		Mode:          testserver.Mode(*mode),
-		Burst:         *burst,
-		WindowJitter:  *windowJitter,
-		Refill:        *refill,
-		Latency:       *latency,
-		LatencyP99:    *latencyP99,
-		Jitter:        *jitter,
-		RefuseAtOnce:  *refuseAtOnce,
-		Advertise:     testserver.Advertise(*advertise),
-		ErrorRate:     *errorRate,
-		ItemErrorRate: *itemErrorRate,
-		CostHeader:    *costHeader,
-		CostField:     *costField,
-		MaxBodyBytes:  *maxBody,
-		MaxConns:      *maxConns,
-		Seed:          *seed,
-		Logger:        logger,
+		Quota:          *quota,
+		Period:         *period,
+		Mode:           testserver.Mode(*mode),
+		Burst:          *burst,
+		WindowJitter:   *windowJitter,
+		Refill:         *refill,
+		Latency:        *latency,
+		LatencyP99:     *latencyP99,
+		Jitter:         *jitter,
+		RefuseAtOnce:   *refuseAtOnce,
+		Advertise:      testserver.Advertise(*advertise),
+		AdvertiseQuota: *advertiseQuota,
+		ErrorRate:      *errorRate,
+		ItemErrorRate:  *itemErrorRate,
+		CostHeader:     *costHeader,
+		CostField:      *costField,
+		MaxBodyBytes:   *maxBody,
+		MaxConns:       *maxConns,
+		Seed:           *seed,
+		Logger:         logger,
 	})
 	if errors.Is(err, testserver.ErrConfig) {
 		return &usageError{err.Error()} // e.g. a quota too large for its period

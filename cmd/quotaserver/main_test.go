@@ -200,6 +200,8 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{[]string{"--latency=2s", "--latency-p99=1s"}, "--latency-p99"},
 		{[]string{"--mode=queue", "--quota=0"}, "Quota"},
 		{[]string{"--advertise=ratelimit"}, "--advertise"},
+		{[]string{"--advertise-quota=5"}, "--advertise-quota"},
+		{[]string{"--advertise=ietf", "--advertise-quota=-1"}, "--advertise-quota"},
 		{[]string{"--error-rate=1.5"}, "--error-rate"},
 		{[]string{"--error-rate=NaN"}, "--error-rate"},
 		{[]string{"--item-error-rate=1.5"}, "--item-error-rate"},

@@ -58,6 +58,18 @@ type Result struct {
 	DelayP99 float64 `json:"delay_p99_s,omitempty"`
 	Unloaded float64 `json:"unloaded_s,omitempty"`
 
+	// Crossed runs: the quota's rate (requests/s), the accepted requests
+	// per second from the 10th second (see runRates) and the seconds it
+	// is over, those over the run and the run's span from the first
+	// request to the last accepted one (s), by the server's clock; Stopped
+	// if the run was interrupted at its deadline (scenario.deadline).
+	QuotaRate     float64 `json:"quota_rate,omitempty"`
+	SteadyRate    float64 `json:"steady_rate,omitempty"`
+	SteadySeconds int     `json:"steady_s,omitempty"`
+	RunRate       float64 `json:"run_rate,omitempty"`
+	Span          float64 `json:"span_s,omitempty"`
+	Stopped       bool    `json:"stopped,omitempty"`
+
 	// Priority runs: each tier's elements and waits, high first.
 	Tiers []TierResult `json:"tiers,omitempty"`
 }
@@ -112,15 +124,40 @@ func (r Result) value(m metric) float64 {
 			return math.NaN()
 		}
 		return r.DelayP99 / r.Unloaded
+	case clientThrottled:
+		if r.Elements == 0 {
+			return math.NaN()
+		}
+		return float64(r.ClientThrottled)
+	case steadyShare:
+		if r.SteadySeconds == 0 || r.QuotaRate <= 0 {
+			return math.NaN()
+		}
+		return r.SteadyRate / r.QuotaRate
+	case runShare:
+		if r.Span <= 0 || r.QuotaRate <= 0 {
+			return math.NaN()
+		}
+		return r.RunRate / r.QuotaRate
+	case runRate:
+		if r.Span <= 0 {
+			return math.NaN()
+		}
+		return r.RunRate
 	}
 	return math.NaN()
 }
 
 // meets reports whether r, a run of sc, meets target t. A bounded run's
-// time counts only if its successes met sc's success target (every
-// element if it has none): a run that rejects its input can end early.
+// time and rates count only if its successes met sc's success target
+// (every element if it has none), and not if it was stopped at its
+// deadline: a run that rejects its input can end early.
 func (sc scenario) meets(r Result, t target) bool {
-	if t.metric == timeRatio {
+	switch t.metric {
+	case timeRatio, steadyShare, runShare, runRate:
+		if r.Stopped {
+			return false
+		}
 		enough := target{metric: succeeded, limit: 1}
 		for _, st := range sc.targets {
 			if st.metric == succeeded {

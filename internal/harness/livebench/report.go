@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -96,6 +97,24 @@ func secondsText(s float64) string { return fmt.Sprintf("%.1f s", s) }
 // misses one to 1.07.
 func ratioText(v float64) string { return fmt.Sprintf("%.3f", v) }
 
+// rateText is a rate in requests per second and its share of the quota,
+// "19.2/s = 96.0 %", or "–" if the share is NaN (not measured).
+func rateText(perSecond, share float64) string {
+	if math.IsNaN(share) {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f/s = %s", perSecond, pct(share))
+}
+
+// timeText is a bounded run's wall time, saying whether it was stopped at
+// its deadline.
+func timeText(r Result) string {
+	if r.Stopped {
+		return secondsText(r.Elapsed) + ", stopped ✗"
+	}
+	return secondsText(r.Elapsed)
+}
+
 // waitText is a wait of tier t, in seconds ("0.42 s"), or "–" if none of
 // its waits was measured.
 func waitText(t TierResult, s float64) string {
@@ -123,6 +142,14 @@ func verdicts(sc scenario, r Result) string {
 			text = pct(v)
 		case highP99Ratio, delayP99Ratio:
 			text = fmt.Sprintf("%.2f", v)
+		case clientThrottled:
+			text = fmt.Sprint(r.ClientThrottled)
+		case steadyShare:
+			text = rateText(r.SteadyRate, v)
+		case runShare:
+			text = rateText(r.RunRate, v)
+		case runRate:
+			text = rateText(r.RunRate, r.value(runShare))
 		}
 		ok := "✗"
 		if sc.meets(r, t) {
@@ -148,6 +175,12 @@ func summaryLine(sc scenario, r Result) string {
 		counts = fmt.Sprintf("success %d client-throttled %d server-throttled %d errors %d calls %d time %s (ideal %s)",
 			r.Success, r.ClientThrottled, r.ServerThrottled, r.ErrorElements, r.Accepted+r.Rejected+r.Errors,
 			secondsText(r.Elapsed), secondsText(r.Ideal))
+		if sc.isCrossed() {
+			counts += fmt.Sprintf(" span %s", secondsText(r.Span))
+			if r.Stopped {
+				counts += ", stopped at the deadline"
+			}
+		}
 	default:
 		counts = fmt.Sprintf("accepted %d rejected %d client-throttled %d", r.Accepted, r.Rejected, r.ClientThrottled)
 		if sc.competitor {
@@ -168,7 +201,7 @@ scenarios only and rewrites this page, keeping the other rows from results.json.
 Each run is the pipeline on Prism with the HTTP caller against the quota test server on loopback, in real
 time: once in the paced mode (`+"`--throttle_mode=paced`"+`: the adaptive pacer, which postpones rather than
 rejects) and once in SRE mode (`+"`--throttle_mode=sre`"+`, the original tool's rule) for comparison (the
-priority family in the paced mode only). The
+slow-API, crossed and priority families in the paced mode only). The
 server's own /stats series give the calls: *accepted* and *rejected* (429) are the pipeline's calls as the
 server answered them, *waste* is rejected ÷ (accepted + rejected), and *client-throttled* counts the elements
 the pipeline did not send. The targets are the project's pacing targets; a measured value that has a target is marked ✓ (met)
@@ -241,6 +274,22 @@ func measuredLine(rows []Result) string {
 func writeTable(w io.Writer, f family, rows []Result) {
 	scOf := func(r Result) scenario { return scenarios[indexOf(r.Scenario)] }
 	switch {
+	case f.name == crossedFamily:
+		fmt.Fprint(w, "| scenario | mode | elements | success | client-throttled | server-throttled | errors | calls | waste | time | from 10th s | over the run | p99 answer |\n")
+		fmt.Fprint(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+		for _, r := range rows {
+			sc := scOf(r)
+			p99 := "–"
+			if r.DelayP99 > 0 {
+				p99 = secondsText(r.DelayP99)
+			}
+			over := mark(sc, r, runRate, mark(sc, r, runShare, rateText(r.RunRate, r.value(runShare))))
+			fmt.Fprintf(w, "| %s | %s | %d | %s | %s | %d | %d | %d | %s | %s | %s | %s | %s |\n",
+				r.Scenario, r.Mode, r.Elements, mark(sc, r, succeeded, fmt.Sprint(r.Success)),
+				mark(sc, r, clientThrottled, fmt.Sprint(r.ClientThrottled)), r.ServerThrottled, r.ErrorElements,
+				r.Accepted+r.Rejected+r.Errors, mark(sc, r, waste, pct(r.Waste)), timeText(r),
+				mark(sc, r, steadyShare, rateText(r.SteadyRate, r.value(steadyShare))), over, p99)
+		}
 	case f.bounded:
 		fmt.Fprint(w, "| scenario | mode | elements | success | client-throttled | server-throttled | errors | calls | waste | time | ideal | time ÷ ideal | p99 answer |\n")
 		fmt.Fprint(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")

@@ -26,6 +26,10 @@ func TestTargetString(t *testing.T) {
 		{target{metric: succeeded, limit: 1}, "every element succeeds"},
 		{target{metric: succeeded, limit: 0.9}, "successes ≥ 90 %"},
 		{target{metric: timeRatio, atMost: true, limit: 1.15}, "time ≤ 1.15 × ideal"},
+		{target{metric: clientThrottled, atMost: true, limit: 0}, "nothing client-throttled"},
+		{target{metric: steadyShare, limit: 0.95}, "from the 10th s ≥ 95 % of the quota"},
+		{target{metric: runShare, limit: 0.9}, "over the run ≥ 90 % of the quota"},
+		{target{metric: runRate, limit: 10}, "over the run ≥ 10/s"},
 	} {
 		if got := tc.t.String(); got != tc.want {
 			t.Errorf("got %q, want %q", got, tc.want)
@@ -148,8 +152,34 @@ func TestSelected(t *testing.T) {
 	if err != nil || len(two) != 2 || two[0].name != "gcra-600" || two[1].name != "steady" {
 		t.Errorf("selected(gcra-600, steady): got %v, %v", two, err)
 	}
-	if _, err := selected("gcra"); err == nil || !strings.Contains(err.Error(), "gcra-600") {
-		t.Errorf("selected(gcra): got %v, want an error listing the names", err)
+	if _, err := selected("gcra-6"); err == nil || !strings.Contains(err.Error(), "gcra-600") {
+		t.Errorf("selected(gcra-6): got %v, want an error listing the names", err)
+	}
+	// A family's name selects its scenarios, in order; a scenario's name
+	// comes first where a family has the same (drift-window).
+	for _, tc := range []struct {
+		only string
+		want []string
+	}{
+		{"gcra", []string{"gcra-600", "gcra-600-burst10"}},
+		{"drift-window", []string{"drift-window"}},
+		{"steady, gcra", []string{"steady", "gcra-600", "gcra-600-burst10"}},
+		{"crossed", []string{"x-fixed20-2s-none", "x-fixed20-2s-ietf", "x-fixed20-2s-xrl", "x-fixed20-2s-openai",
+			"x-fixed10-5s-none", "x-fixed10-5s-ietf", "x-fixed10-logn-none", "x-fixed10-logn-ietf",
+			"x-fixed10-0s-ietf", "x-fixed10-0s-xrl", "x-fixed100-0s-ietf10"}},
+	} {
+		scs, err := selected(tc.only)
+		if err != nil {
+			t.Errorf("selected(%q): %v", tc.only, err)
+			continue
+		}
+		var got []string
+		for _, sc := range scs {
+			got = append(got, sc.name)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("selected(%q) (-want +got):\n%s", tc.only, diff)
+		}
 	}
 }
 
@@ -215,8 +245,8 @@ func TestWriteReport(t *testing.T) {
 			t.Errorf("report does not contain %q:\n%s", want, got)
 		}
 	}
-	// Families with no results say so: competitor, per-minute, window-latency, drift-window, slow-api, priority.
-	if got, want := strings.Count(got, "Not run yet."), 6; got != want {
+	// Families with no results say so: competitor, per-minute, window-latency, drift-window, slow-api, crossed, priority.
+	if got, want := strings.Count(got, "Not run yet."), 7; got != want {
 		t.Errorf("report: got %d families not run, want %d", got, want)
 	}
 }

@@ -43,9 +43,12 @@ func runOne(ctx context.Context, sc scenario, mode string, set Settings) (Result
 	defer srv.Close()
 
 	var r Result
-	if sc.priority() {
+	switch {
+	case sc.priority():
 		r, err = runPriority(ctx, sc, mode, srv, set)
-	} else {
+	case sc.isCrossed():
+		r, err = runCrossed(ctx, sc, mode, srv, set)
+	default:
 		var o pipeline.Options
 		if o, err = options(sc, mode, srv.Endpoint(), generateFlags(sc, set)); err != nil {
 			return Result{}, err

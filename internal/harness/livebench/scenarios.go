@@ -104,6 +104,31 @@ var families = []family{
 			"server's time to answer the run's calls (its queue's wait and its latency), against the unloaded latency.",
 	},
 	{
+		name:    crossedFamily,
+		title:   "Crossed: latency, limiter and advertised quota, bounded input, default flags",
+		bounded: true,
+		setup: "The cases users meet, crossed: an API that answers in seconds and advertises its quota, as the hosted " +
+			"LLM APIs do, beside the same API advertising nothing and the same headers answered at once. The server is a " +
+			"fixed window of the row's quota per 1 s (windows starting on a whole second); each accepted call is answered " +
+			"after the row's latency (2 s, 5 s, a lognormal of median 3 s and p99 20 s, or none: `0s`), each refusal at " +
+			"once with Retry-After (`--refuse-at-once`), and every answer, success or 429, carries the row's headers: " +
+			"*none*, *ietf* (draft 8's `RateLimit-Policy` and `RateLimit`), *xrl* (`X-RateLimit-*`, the reset in epoch " +
+			"seconds) or *openai* (`x-ratelimit-*-requests`). The last row enforces 100/s and advertises 10/s " +
+			"(`testserver.Config.AdvertiseQuota`). The pipeline: the row's generated elements with default flags (only " +
+			"the source, the URL and the output prefix set), one process, the paced mode (the default). Its calls reach " +
+			"the server through a front in the harness that names them (`" + testserver.ClientHeader + "`), so that the " +
+			"server's own clock times its first request and its last accepted one (`testserver.Handler.Span`). *Waste* " +
+			"is the server's 429s ÷ its requests. *From 10th s* is the server's accepted requests per second over the " +
+			"whole seconds from the tenth after the second of the first request (seconds 0–9 left out, while the pacer " +
+			"learns) to the second of the last accepted request (counted whole), ÷ the quota's rate; *over the run* is " +
+			"all the accepted requests ÷ the time from the first request to the last accepted one, ÷ the quota's rate. " +
+			"*Time* is the pipeline's wall time (Prism's start included). A rate counts only if every element succeeded. " +
+			"A run still going 1.4 × its ideal time (its elements at the rate it is held to), plus one latency (the p99 " +
+			"for the lognormal) and 15 s, has missed the 90 % target already: the harness interrupts it there (the " +
+			"throttle routes what it holds to client-throttled, calls under way finish) and marks its time *stopped*. " +
+			"`make livebench LIVE_SCENARIOS=crossed` runs the family alone.",
+	},
+	{
 		name:  "priority",
 		title: "Priority tiers at twice the quota",
 		setup: "A token bucket of 50 requests/s (refilled in 100 ms steps), offered twice that: a source publishes 100 " +
@@ -157,6 +182,10 @@ type scenario struct {
 	priorityFlag string
 	// modes, if set, are the only throttle modes the scenario runs in.
 	modes []string
+	// bound, if positive, interrupts a bounded run still going bound ×
+	// its ideal time at the rate it is held to, plus one latency and
+	// boundSlack, after its start (see deadline).
+	bound float64
 
 	targets []target
 }
@@ -218,6 +247,13 @@ var (
 	// 95 % of the quota's rate plus one latency, (2,000 ÷ 20 ÷ 0.95 + 2) ÷ 100.
 	slowTargets = []target{{metric: succeeded, limit: 1}, {metric: waste, atMost: true, limit: 0.02},
 		{metric: timeRatio, atMost: true, limit: 1.073}}
+	// crossedTargets: every element succeeds, none client-throttled,
+	// waste ≤ 1 % with headers (2 % without), 95 % of the quota's rate
+	// from the 10th second and 90 % over the run.
+	crossedTargets = []target{{metric: succeeded, limit: 1}, {metric: clientThrottled, atMost: true, limit: 0},
+		{metric: waste, atMost: true, limit: 0.01}, {metric: steadyShare, limit: 0.95}, {metric: runShare, limit: 0.90}}
+	crossedBareTargets = []target{{metric: succeeded, limit: 1}, {metric: clientThrottled, atMost: true, limit: 0},
+		{metric: waste, atMost: true, limit: 0.02}, {metric: steadyShare, limit: 0.95}, {metric: runShare, limit: 0.90}}
 	priorityTargets = []target{{metric: highSucceeded, limit: 1}, {metric: highP99Ratio, atMost: true, limit: 1}, {metric: waste, atMost: true, limit: 0.05}}
 )
 
@@ -337,6 +373,32 @@ var scenarios = []scenario{
 		elements: 12000, callTimeout: 5 * time.Second, callsInFlight: 256, modes: []string{"paced"},
 		targets: queueTargets, // the same targets, to show which it misses
 	},
+	crossed("x-fixed20-2s-none", "1,200 elements, a fixed window of 20 per 1 s, 2 s answers, no quota headers",
+		testserver.Config{Quota: 20, Latency: 2 * time.Second}, 1200, crossedBareTargets),
+	crossed("x-fixed20-2s-ietf", "the same advertising the window in IETF draft-8 headers",
+		testserver.Config{Quota: 20, Latency: 2 * time.Second, Advertise: testserver.AdvertiseIETF}, 1200, crossedTargets),
+	crossed("x-fixed20-2s-xrl", "the same in X-RateLimit headers (epoch resets)",
+		testserver.Config{Quota: 20, Latency: 2 * time.Second, Advertise: testserver.AdvertiseX}, 1200, crossedTargets),
+	crossed("x-fixed20-2s-openai", "the same in OpenAI's headers",
+		testserver.Config{Quota: 20, Latency: 2 * time.Second, Advertise: testserver.AdvertiseOpenAI}, 1200, crossedTargets),
+	crossed("x-fixed10-5s-none", "600 elements, a fixed window of 10 per 1 s, 5 s answers, no quota headers",
+		testserver.Config{Quota: 10, Latency: 5 * time.Second}, 600, crossedBareTargets),
+	crossed("x-fixed10-5s-ietf", "the same in IETF draft-8 headers",
+		testserver.Config{Quota: 10, Latency: 5 * time.Second, Advertise: testserver.AdvertiseIETF}, 600, crossedTargets),
+	crossed("x-fixed10-logn-none", "600 elements, a fixed window of 10 per 1 s, lognormal answers (median 3 s, p99 20 s), "+
+		"no quota headers",
+		testserver.Config{Quota: 10, Latency: 3 * time.Second, LatencyP99: 20 * time.Second, Seed: 1}, 600, crossedBareTargets),
+	crossed("x-fixed10-logn-ietf", "the same in IETF draft-8 headers",
+		testserver.Config{Quota: 10, Latency: 3 * time.Second, LatencyP99: 20 * time.Second, Seed: 1,
+			Advertise: testserver.AdvertiseIETF}, 600, crossedTargets),
+	crossed("x-fixed10-0s-ietf", "600 elements, a fixed window of 10 per 1 s answering at once, IETF draft-8 headers",
+		testserver.Config{Quota: 10, Advertise: testserver.AdvertiseIETF}, 600, crossedTargets),
+	crossed("x-fixed10-0s-xrl", "the same in X-RateLimit headers",
+		testserver.Config{Quota: 10, Advertise: testserver.AdvertiseX}, 600, crossedTargets),
+	crossed("x-fixed100-0s-ietf10", "1,000 elements, a fixed window that allows 100 per 1 s and advertises 10 per 1 s in "+
+		"IETF draft-8 headers, answering at once; the target is the advertised rate",
+		testserver.Config{Quota: 100, Advertise: testserver.AdvertiseIETF, AdvertiseQuota: 10}, 1000,
+		[]target{{metric: runRate, limit: 10}}),
 	{
 		name: "priority-2x", family: "priority",
 		about:  "offered 100/s, twice a 50/s quota: 20/s high, 80/s low, `--priority=json:tier --max_wait 5s`",
@@ -353,7 +415,8 @@ var scenarios = []scenario{
 }
 
 // selected returns the scenarios named in the comma-separated list only
-// (all if it is empty), or an error naming an unknown one.
+// (all if it is empty), a family's name standing for all its scenarios in
+// order, or an error naming an unknown one.
 func selected(only string) ([]scenario, error) {
 	if strings.TrimSpace(only) == "" {
 		return scenarios, nil
@@ -361,11 +424,19 @@ func selected(only string) ([]scenario, error) {
 	var out []scenario
 	for _, name := range strings.Split(only, ",") {
 		name = strings.TrimSpace(name)
-		i := indexOf(name)
-		if i < 0 {
-			return nil, fmt.Errorf("unknown scenario %q (have %s)", name, strings.Join(names(), ", "))
+		if i := indexOf(name); i >= 0 {
+			out = append(out, scenarios[i])
+			continue
 		}
-		out = append(out, scenarios[i])
+		n := len(out)
+		for _, sc := range scenarios {
+			if sc.family == name {
+				out = append(out, sc)
+			}
+		}
+		if len(out) == n {
+			return nil, fmt.Errorf("unknown scenario or family %q (have %s)", name, strings.Join(names(), ", "))
+		}
 	}
 	return out, nil
 }
@@ -391,14 +462,18 @@ func names() []string {
 type metric int
 
 const (
-	utilisation   metric = iota // accepted ÷ what the quota allowed (left), a fraction
-	waste                       // backend-rejected ÷ calls, a fraction
-	recovery                    // seconds after a change until back at 90 %
-	succeeded                   // successes ÷ elements, a fraction
-	timeRatio                   // run time ÷ ideal time
-	highSucceeded               // high-tier successes ÷ high elements sent, a fraction
-	highP99Ratio                // the high tier's 99th percentile wait ÷ the low tier's median wait
-	delayP99Ratio               // the 99th percentile of the server's answer times ÷ its latency unloaded
+	utilisation     metric = iota // accepted ÷ what the quota allowed (left), a fraction
+	waste                         // backend-rejected ÷ calls, a fraction
+	recovery                      // seconds after a change until back at 90 %
+	succeeded                     // successes ÷ elements, a fraction
+	timeRatio                     // run time ÷ ideal time
+	highSucceeded                 // high-tier successes ÷ high elements sent, a fraction
+	highP99Ratio                  // the high tier's 99th percentile wait ÷ the low tier's median wait
+	delayP99Ratio                 // the 99th percentile of the server's answer times ÷ its latency unloaded
+	clientThrottled               // elements the pipeline did not send, a count
+	steadyShare                   // accepted per second from the run's 10th second ÷ the quota's rate
+	runShare                      // accepted ÷ the time from the first request to the last accepted one, ÷ the quota's rate
+	runRate                       // accepted ÷ the time from the first request to the last accepted one, per second
 )
 
 // target is one of a scenario's targets: metric at least (or at most)
@@ -441,6 +516,17 @@ func (t target) String() string {
 		return fmt.Sprintf("high p99 wait %s %g × low median wait", op, t.limit)
 	case delayP99Ratio:
 		return fmt.Sprintf("p99 answer %s %g × unloaded", op, t.limit)
+	case clientThrottled:
+		if t.limit == 0 && t.atMost {
+			return "nothing client-throttled"
+		}
+		return fmt.Sprintf("client-throttled %s %g", op, t.limit)
+	case steadyShare:
+		return fmt.Sprintf("from the 10th s %s %s of the quota", op, percent(t.limit))
+	case runShare:
+		return fmt.Sprintf("over the run %s %s of the quota", op, percent(t.limit))
+	case runRate:
+		return fmt.Sprintf("over the run %s %g/s", op, t.limit)
 	}
 	return "?"
 }

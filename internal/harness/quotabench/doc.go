@@ -14,7 +14,11 @@
 // offering the whole quota from a Pub/Sub subscription the harness
 // publishes to (tierSource), with and without --quota_high_share, and the
 // quota server counts what each had accepted of its demand
-// (Result.Tiers).
+// (Result.Tiers). The window scenarios (Scenario.Window) put eight
+// processes against a fixed window that advertises what is left of it;
+// the crossed ones (Scenario.Crossed) cross that window with seconds of
+// latency and with a bare window, each run bounded by a deadline that
+// fails its row (Scenario.Deadline).
 //
 // Everything is measured from the quota server's own per-client counts
 // (testserver.ClientHeader) and from each process's summary and output

@@ -195,6 +195,14 @@ func (r Result) TimeRatio() float64 {
 	return ratio(r.Span().Seconds(), r.IdealTime().Seconds())
 }
 
+// RateShare is, in a strict scenario, the pipelines' accepted calls ÷ the
+// Span ÷ QuotaRate: the share of the quota's rate they reached over the
+// run (for a run whose every element succeeded, 1 ÷ TimeRatio); 0 if
+// either is 0.
+func (r Result) RateShare() float64 {
+	return ratio(float64(r.Measure.Accepted), r.QuotaRate*r.Span().Seconds())
+}
+
 // ratio is a ÷ b, 0 when b is not positive.
 func ratio(a, b float64) float64 {
 	if b <= 0 {

@@ -35,10 +35,29 @@ func (v Verdict) String() string {
 	return mark + " " + v.Text
 }
 
-// WasteVerdict checks r's waste against MaxWaste.
+// WasteVerdict checks r's waste against its scenario's WasteTarget, or
+// MaxWaste.
 func (r Result) WasteVerdict() Verdict {
-	w := r.Measure.Waste
-	return Verdict{OK: r.Measure.Accepted+r.Measure.Rejected > 0 && w <= MaxWaste, Text: fmt.Sprintf("%s (≤ %s)", pct(w), pct(MaxWaste))}
+	w, most := r.Measure.Waste, r.Scenario.maxWaste()
+	return Verdict{OK: r.Measure.Accepted+r.Measure.Rejected > 0 && w <= most, Text: fmt.Sprintf("%s (≤ %s)", pct(w), pct(most))}
+}
+
+// SuccessVerdict checks that every element of every process succeeded,
+// within the deadline.
+func (r Result) SuccessVerdict() Verdict {
+	var success int64
+	for _, p := range r.Procs {
+		success += p.Summary.Success
+	}
+	want := int64(r.Elements * len(r.Procs))
+	return Verdict{OK: want > 0 && success == want && !r.TimedOut, Text: fmt.Sprintf("%d of %d", success, want)}
+}
+
+// RateVerdict checks a strict scenario's share of the quota's rate
+// (RateShare) against its MinRate, within the deadline.
+func (r Result) RateVerdict() Verdict {
+	s := r.RateShare()
+	return Verdict{OK: !r.TimedOut && s > 0 && s >= r.Scenario.MinRate, Text: fmt.Sprintf("%s (≥ %s)", pct(s), pct(r.Scenario.MinRate))}
 }
 
 // UtilisationVerdict checks r's utilisation against MinUtilisation.
@@ -47,10 +66,11 @@ func (r Result) UtilisationVerdict() Verdict {
 	return Verdict{OK: r.Measure.BusySeconds > 0 && u >= MinUtilisation, Text: fmt.Sprintf("%s (≥ %s)", pct(u), pct(MinUtilisation))}
 }
 
-// TimeVerdict checks a strict scenario's time ratio against its MaxTime.
+// TimeVerdict checks a strict scenario's time ratio against its MaxTime,
+// within the deadline.
 func (r Result) TimeVerdict() Verdict {
 	t := r.TimeRatio()
-	return Verdict{OK: t > 0 && t <= r.Scenario.MaxTime, Text: fmt.Sprintf("%s (≤ %g×)", times(t), r.Scenario.MaxTime)}
+	return Verdict{OK: !r.TimedOut && t > 0 && t <= r.Scenario.MaxTime, Text: fmt.Sprintf("%s (≤ %g×)", times(t), r.Scenario.MaxTime)}
 }
 
 // ConservationVerdict checks that every process accounted for each of its
@@ -131,11 +151,13 @@ func WriteReport(w io.Writer, h Header, results []Result) error {
 	set := h.Settings.withDefaults()
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	var main, faults, strict, adv, prio []Result
+	var main, faults, strict, adv, crossed, prio []Result
 	for _, r := range results {
 		switch {
 		case r.Scenario.Priority:
 			prio = append(prio, r)
+		case r.Scenario.Crossed:
+			crossed = append(crossed, r)
 		case r.Scenario.Window:
 			adv = append(adv, r)
 		case r.Scenario.Strict:
@@ -235,6 +257,9 @@ func WriteReport(w io.Writer, h Header, results []Result) error {
 	if len(adv) > 0 {
 		writeAdvertised(&b, set, adv)
 	}
+	if len(crossed) > 0 {
+		writeCrossed(&b, set, crossed)
+	}
 	if len(prio) > 0 {
 		writePriority(&b, h, prio, len(strict) > 0)
 	}
@@ -318,13 +343,7 @@ func writeStrictRows(b *strings.Builder, set Settings, results []Result) {
 		if r.TimeRatio() > 0 {
 			ratio += fmt.Sprintf(" (%.1f s ÷ %.1f s)", r.Span().Seconds(), r.IdealTime().Seconds())
 		}
-		verdicts := "report only"
-		if r.Scenario.MaxTime > 0 {
-			verdicts = "waste " + r.WasteVerdict().String() + ", time " + r.TimeVerdict().String()
-		}
-		if r.Scenario.MaxSpread > 0 {
-			verdicts += ", spread " + r.SpreadVerdict().String()
-		}
+		verdicts := r.verdicts()
 		spread := "–" // one process, or a run measured before spreads were
 		if finished := r.finished(); finished > 1 {
 			spread = pct(r.FinishSpread())
@@ -335,6 +354,35 @@ func writeStrictRows(b *strings.Builder, set Settings, results []Result) {
 			pct(m.Waste), ratio, spread, verdicts, r.ConservationVerdict())
 	}
 	p("\n")
+}
+
+// verdicts lists the verdicts of a strict scenario's targets, "report
+// only" if it has none.
+func (r Result) verdicts() string {
+	sc := r.Scenario
+	var vs []string
+	if sc.AllSucceed {
+		vs = append(vs, "success "+r.SuccessVerdict().String())
+	}
+	if sc.MaxTime > 0 || sc.MinRate > 0 {
+		vs = append(vs, "waste "+r.WasteVerdict().String())
+	}
+	if sc.MaxTime > 0 {
+		vs = append(vs, "time "+r.TimeVerdict().String())
+	}
+	if sc.MinRate > 0 {
+		vs = append(vs, "rate "+r.RateVerdict().String())
+	}
+	if sc.MaxSpread > 0 {
+		vs = append(vs, "spread "+r.SpreadVerdict().String())
+	}
+	if r.TimedOut {
+		vs = append(vs, "✗ stopped at the deadline")
+	}
+	if len(vs) == 0 {
+		return "report only"
+	}
+	return strings.Join(vs, ", ")
 }
 
 // label names r's scenario, and its run when it ran more than once.

@@ -2,6 +2,7 @@ package quotabench
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -327,5 +328,91 @@ func TestWriteReportRuns(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// crossedResults are the crossed family's rows: the first meets its
+// targets but time; the second, killed at its deadline, misses them all.
+func crossedResults() []Result {
+	t0 := time.Date(2026, 12, 7, 19, 0, 0, 0, time.UTC)
+	proc := func(name string, n int64) Proc {
+		return Proc{Name: name, SummaryOK: true, Conserved: true,
+			Summary: Summary{Success: n, Total: n, AccountedFor: true},
+			Outputs: Outputs{Lines: int(n), Distinct: int(n), ByOutcome: map[string]int{"success": int(n)}}}
+	}
+	var eight, killed []Proc
+	for i := range 8 {
+		eight = append(eight, proc(fmt.Sprintf("p%d", i+1), 150))
+		killed = append(killed, Proc{Name: fmt.Sprintf("p%d", i+1)})
+	}
+	return []Result{{
+		Scenario: named("x-8p-fixed600m-2s-ietf"), Elements: 150, QuotaRate: 10, Procs: eight,
+		Measure: Measure{Accepted: 1200, Rejected: 6, Waste: 6.0 / 1206},
+		First:   t0, LastAccepted: t0.Add(150 * time.Second),
+	}, {
+		Scenario: named("x-8p-fixed600m-0s-none"), Elements: 150, QuotaRate: 10, Procs: killed,
+		Measure: Measure{Accepted: 1100, Rejected: 20, Waste: 20.0 / 1120},
+		First:   t0, LastAccepted: t0.Add(100 * time.Second), TimedOut: true,
+	}}
+}
+
+func TestWriteReportCrossed(t *testing.T) {
+	h := Header{Command: "make quotabench QUOTA_SCENARIOS=crossed", Machine: "2 cores", When: time.Date(2026, 12, 7, 19, 0, 0, 0, time.UTC)}
+	var b bytes.Buffer
+	if err := WriteReport(&b, h, crossedResults()); err != nil {
+		t.Fatal(err)
+	}
+	got := b.String()
+	for _, want := range []string{
+		"## Crossed: latency, limiter and headers, several processes\n",
+		"Targets: x-8p-fixed600m-2s-ietf, every element succeeds, waste ≤ 1 %, time ratio ≤ 1.1×; " +
+			"x-8p-fixed600m-0s-none, waste ≤ 5 %, rate ≥ 95 % of the quota.",
+		"| x-8p-fixed600m-2s-ietf: fixed window 600/min, 2 s answers, refusals at once, IETF RateLimit headers, 8 processes × 150 | " +
+			"none (window 600/min) | 1200 | 1200 | 1206 | 6 | 0.5 % | 1.250× (150.0 s ÷ 120.0 s) | – | " +
+			"success ✓ 1200 of 1200, waste ✓ 0.5 % (≤ 1 %), time ✗ 1.250× (≤ 1.1×) | ✓ 1200 lines for 1200 elements |",
+		"| 1200 | 0 | 1120 | 20 | 1.79 % | 0.833× (100.0 s ÷ 120.0 s) | – | " +
+			"waste ✓ 1.79 % (≤ 5 %), rate ✗ 110 % (≥ 95 %), ✗ stopped at the deadline | ✗ 0 lines for 1200 elements |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q; got:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "## Against a window that advertises") {
+		t.Errorf("the crossed rows are in the advertised section:\n%s", got)
+	}
+}
+
+// TestCrossedVerdicts checks the crossed family's targets on results built
+// by hand.
+func TestCrossedVerdicts(t *testing.T) {
+	rs := crossedResults()
+	ietf, bare := rs[0], rs[1]
+	for _, tc := range []struct {
+		name string
+		v    Verdict
+		want bool
+	}{
+		{"every element succeeded", ietf.SuccessVerdict(), true},
+		{"waste 0.5 % ≤ 1 %", ietf.WasteVerdict(), true},
+		{"time 1.25× > 1.1×", ietf.TimeVerdict(), false},
+		{"killed: not every element succeeded", bare.SuccessVerdict(), false},
+		{"waste 1.8 % ≤ 5 %", bare.WasteVerdict(), true},
+		{"killed: the rate does not count", bare.RateVerdict(), false},
+	} {
+		if tc.v.OK != tc.want {
+			t.Errorf("%s: got %v, want OK %v", tc.name, tc.v, tc.want)
+		}
+	}
+	bare.TimedOut = false
+	if v := bare.RateVerdict(); !v.OK {
+		t.Errorf("1,100 accepted in 100 s at 10/s: got %v, want ✓", v)
+	}
+	bare.LastAccepted = bare.First.Add(116 * time.Second) // 1,100 ÷ 116 s = 9.48/s
+	if v := bare.RateVerdict(); v.OK {
+		t.Errorf("1,100 accepted in 116 s at 10/s: got %v, want ✗", v)
+	}
+	if got, want := (Result{Measure: Measure{Accepted: 600}, QuotaRate: 10,
+		First: time.Unix(0, 0), LastAccepted: time.Unix(80, 0)}).RateShare(), 0.75; got != want {
+		t.Errorf("RateShare: got %v, want %v", got, want)
 	}
 }

@@ -58,6 +58,9 @@ type Result struct {
 	// first timed element to the second of its last; zero if it published
 	// none.
 	SteadyFrom, SteadyTo int64 `json:",omitempty"`
+	// TimedOut says that the run's deadline (Scenario.Deadline) killed
+	// processes still going; its targets are then missed.
+	TimedOut bool `json:",omitempty"`
 	// Run is which run of its scenario this is, from 1, when the scenario
 	// runs more than once (Scenario.Runs); else 0.
 	Run int `json:",omitempty"`
@@ -210,6 +213,9 @@ func (r Result) line() string {
 			m.Accepted+m.Rejected, m.Rejected, 100*m.Waste, r.TimeRatio(), r.Span().Seconds(), r.IdealTime().Seconds(),
 			100*r.FinishSpread(), r.Conserved())
 	}
+	if r.Scenario.Crossed {
+		s += fmt.Sprintf("; rate %.1f%% of the quota", 100*r.RateShare())
+	}
 	if r.Scenario.Priority {
 		var parts []string
 		for _, t := range r.Tiers {
@@ -217,6 +223,9 @@ func (r Result) line() string {
 				t.Tier, r.SteadyRate(t), 100*r.SteadyShare(t), r.SteadySeconds(), t.Accepted, t.Offered, 100*t.Share(), t.Rejected))
 		}
 		s = strings.Join(append(parts, fmt.Sprintf("waste %.2f%%; conserved %v", 100*m.Waste, r.Conserved())), "; ")
+	}
+	if r.TimedOut {
+		s += "; stopped at the deadline"
 	}
 	if r.Problem != "" {
 		s += "; " + r.Problem
@@ -236,13 +245,17 @@ func (b *bench) run(ctx context.Context, sc Scenario, run int) Result {
 		r.Rate, r.QuotaRate = 0, set.quotaRate(sc)
 		cfg = testserver.Config{Quota: set.APIRate, Period: time.Second, Mode: testserver.GCRA}
 		if sc.Window {
-			cfg = testserver.Config{Quota: WindowQuota, Period: time.Minute, Mode: testserver.FixedWindow, Advertise: sc.Advertise}
+			cfg = testserver.Config{Quota: WindowQuota, Period: time.Minute, Mode: testserver.FixedWindow, Advertise: sc.Advertise,
+				Latency: sc.Latency, RefuseAtOnce: sc.RefuseAtOnce, NoRetryAfter: sc.NoRetryAfter}
 		}
 		deadline = 4*time.Duration(float64(set.elements(sc)*set.procs(sc))/r.QuotaRate*float64(time.Second)) + 3*time.Minute
 	case sc.Priority:
 		r.Rate, r.QuotaRate = set.quotaRate(sc), set.quotaRate(sc)
 		cfg = testserver.Config{Quota: set.APIRate, Period: time.Second, Mode: testserver.GCRA}
 		deadline = set.Duration + tierWarmup + tierIdle + set.MaxWait + 3*time.Minute
+	}
+	if sc.Deadline > 0 {
+		deadline = sc.Deadline
 	}
 	var problems []string
 	problem := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
@@ -348,6 +361,7 @@ func (b *bench) run(ctx context.Context, sc Scenario, run int) Result {
 		}
 	}
 	<-done
+	r.TimedOut = errors.Is(pctx.Err(), context.DeadlineExceeded)
 	stopComp()
 	compWG.Wait()
 	if sc.Fault == RateLimitSlow {

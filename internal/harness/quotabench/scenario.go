@@ -1,6 +1,7 @@
 package quotabench
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strings"
@@ -107,6 +108,33 @@ type Scenario struct {
 	// through the server's count alone.
 	Window    bool
 	Advertise testserver.Advertise
+	// Latency delays each accepted answer of a Window scenario's server
+	// (testserver.Config.Latency); RefuseAtOnce answers its 429s at once
+	// (testserver.Config.RefuseAtOnce), and NoRetryAfter leaves
+	// Retry-After out of them (testserver.Config.NoRetryAfter).
+	Latency      time.Duration
+	RefuseAtOnce bool
+	NoRetryAfter bool
+
+	// Crossed marks the rows of the crossed family (CrossedGroup): Window
+	// scenarios that cross latency, the limiter and advertised headers as
+	// users meet them. Their targets are AllSucceed, WasteTarget, MaxTime
+	// and MinRate.
+	Crossed bool
+	// AllSucceed is a target: every element of every process succeeds.
+	AllSucceed bool
+	// WasteTarget is the most waste allowed where a scenario has targets;
+	// 0 means MaxWaste.
+	WasteTarget float64
+	// MinRate is a target of a strict scenario: the least share of the
+	// quota's rate its accepted calls reach over the run
+	// (Result.RateShare); 0 means none.
+	MinRate float64
+	// Deadline bounds a run: the processes still going then are killed
+	// and the row fails its targets (Result.TimedOut). 0 means the
+	// default: for a strict scenario four times its ideal time plus 3
+	// minutes.
+	Deadline time.Duration
 }
 
 // WindowQuota is the quota of a Window scenario's fixed window, a minute
@@ -120,6 +148,9 @@ func (s Scenario) fail() string {
 	}
 	return "open"
 }
+
+// maxWaste is the scenario's target of waste: WasteTarget, or MaxWaste.
+func (s Scenario) maxWaste() float64 { return cmp.Or(s.WasteTarget, MaxWaste) }
 
 // faulty reports whether the scenario injects a fault; its verdict is then
 // conservation, not waste and utilisation.
@@ -181,6 +212,17 @@ var Scenarios = []Scenario{
 	{Name: "advertised-none", Title: "the same without the headers (Retry-After on 429s only)", Backend: "none", Strict: true,
 		Window: true, Processes: 8, Elements: 1200},
 
+	// The crossed family: the window of the advertised family as LLM APIs
+	// are met, answering in seconds and advertising their quota, and a
+	// bare one, advertising nothing and without Retry-After; each bounded
+	// by a deadline that fails its row.
+	{Name: "x-8p-fixed600m-2s-ietf", Title: "fixed window 600/min, 2 s answers, refusals at once, IETF RateLimit headers, 8 processes × 150",
+		Backend: "none", Strict: true, Window: true, Crossed: true, Advertise: testserver.AdvertiseIETF, Latency: 2 * time.Second,
+		RefuseAtOnce: true, Processes: 8, Elements: 1200, AllSucceed: true, MaxTime: 1.10, Deadline: crossedDeadline},
+	{Name: "x-8p-fixed600m-0s-none", Title: "fixed window 600/min answering at once, no headers, no Retry-After, 8 processes × 150",
+		Backend: "none", Strict: true, Window: true, Crossed: true, NoRetryAfter: true, RefuseAtOnce: true,
+		Processes: 8, Elements: 1200, WasteTarget: 0.05, MinRate: 0.95, Deadline: crossedDeadline},
+
 	// Priority shares across processes: a high and a low process on one
 	// Redis quota of slots at 90 % of the strict limiter's rate, each
 	// offering the whole quota. With a share s the low process is held to
@@ -201,13 +243,19 @@ func (s Scenario) tiers() []string {
 	return s.Tiers
 }
 
-// StrictGroup, AdvertisedGroup, NginxGroup and PriorityGroup name every
-// strict scenario against the GCRA, every scenario against an advertised
-// window, every scenario against nginx and every priority scenario at
-// once in Select.
+// crossedDeadline bounds each crossed run: twice the 120 s its 1,200
+// elements take at the window's average rate. A run still going then is
+// at 50 % of the quota, far below its targets.
+const crossedDeadline = 4 * time.Minute
+
+// StrictGroup, AdvertisedGroup, CrossedGroup, NginxGroup and PriorityGroup
+// name every strict scenario against the GCRA, every scenario of the
+// advertised family, every scenario of the crossed family, every scenario
+// against nginx and every priority scenario at once in Select.
 const (
 	StrictGroup     = "strict"
 	AdvertisedGroup = "advertised"
+	CrossedGroup    = "crossed"
 	NginxGroup      = "nginx"
 	PriorityGroup   = "priority"
 )
@@ -215,7 +263,8 @@ const (
 // Select returns the scenarios named in the comma-separated list names, in
 // the order of Scenarios; "" selects them all, StrictGroup ("strict")
 // every strict scenario against the quota server's GCRA, AdvertisedGroup
-// ("advertised") those against its window, NginxGroup ("nginx")
+// ("advertised") the advertised family against its window, CrossedGroup
+// ("crossed") the crossed family, NginxGroup ("nginx")
 // every scenario against nginx and PriorityGroup ("priority")
 // every priority scenario.
 func Select(names string) ([]Scenario, error) {
@@ -228,14 +277,16 @@ func Select(names string) ([]Scenario, error) {
 			want[n] = true
 		}
 	}
-	strict, nginx, priority, adv := want[StrictGroup], want[NginxGroup], want[PriorityGroup], want[AdvertisedGroup]
+	strict, nginx, priority, adv, crossed := want[StrictGroup], want[NginxGroup], want[PriorityGroup], want[AdvertisedGroup], want[CrossedGroup]
 	delete(want, AdvertisedGroup)
+	delete(want, CrossedGroup)
 	delete(want, StrictGroup)
 	delete(want, NginxGroup)
 	delete(want, PriorityGroup)
 	var out []Scenario
 	for _, s := range Scenarios {
-		if want[s.Name] || strict && s.Strict && !s.Nginx && !s.Window || nginx && s.Nginx || priority && s.Priority || adv && s.Window {
+		if want[s.Name] || strict && s.Strict && !s.Nginx && !s.Window || nginx && s.Nginx || priority && s.Priority ||
+			adv && s.Window && !s.Crossed || crossed && s.Crossed {
 			out = append(out, s)
 			delete(want, s.Name)
 		}

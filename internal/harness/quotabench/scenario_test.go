@@ -32,6 +32,9 @@ func TestSelectStrict(t *testing.T) {
 		{"priority-no-share,priority-shares", []string{"priority-shares", "priority-no-share"}},
 		{"advertised", []string{"advertised-ietf", "advertised-draft", "advertised-x", "advertised-openai", "advertised-anthropic", "advertised-none"}},
 		{"advertised-none,strict-none", []string{"strict-none", "advertised-none"}},
+		{"crossed", []string{"x-8p-fixed600m-2s-ietf", "x-8p-fixed600m-0s-none"}},
+		{"advertised,x-8p-fixed600m-0s-none", []string{"advertised-ietf", "advertised-draft", "advertised-x", "advertised-openai",
+			"advertised-anthropic", "advertised-none", "x-8p-fixed600m-0s-none"}},
 		{"priority,strict-redis", []string{"strict-redis", "priority-high-alone", "priority-shares", "priority-shares-95", "priority-no-share"}},
 	}
 	for _, tt := range tests {
