@@ -67,8 +67,7 @@ import (
 //     capacity rather than at a share of an overshoot. The
 //     cubic curve takes at least four latencies instead of Recover, so
 //     that it does not climb far above the ceiling while the answers that
-//     would say so are under way. A Retry-After of Recover or less on the
-//     answer to a request sent before the decrease does not block. The
+//     would say so are under way. The
 //     latency is from the send to when the answer came (Answer.Received).
 //     For a slow API (latency over 100 ms), while dark only requests let
 //     through since the decrease count as probes under way, the next slot
@@ -312,8 +311,7 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 	p.measureCongestion(n, sent, a.Outcome == Throttled)
 	switch a.Outcome {
 	case Throttled:
-		// A short Retry-After on a send before the last cut: answered.
-		if ra := a.RetryAfter - retryAfterSlack; ra > 0 && (sent >= p.cutAt || a.RetryAfter > p.cfg.Recover) {
+		if ra := a.RetryAfter - retryAfterSlack; ra > 0 {
 			p.blocked = max(p.blocked, satAdd(n, int64(ra)))
 		}
 		if sent < p.cutAt {

@@ -175,9 +175,10 @@ func TestPacerSlowAnswers(t *testing.T) {
 		retryAfter time.Duration
 		blocks     bool
 	}{
-		{"a short Retry-After sent before the cut does not block", 2 * time.Second, 2 * time.Second, false},
+		{"a short Retry-After sent before the cut blocks", 2 * time.Second, 2 * time.Second, true},
 		{"a long one does", 2 * time.Second, time.Minute, true},
 		{"a short one sent since the cut does", 4 * time.Second, 3 * time.Second, true},
+		{"one of a second or less does not (it is rounded up)", 4 * time.Second, time.Second, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := slowPacer(t, 2*time.Second, 10)
