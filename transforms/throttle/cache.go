@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"sync/atomic"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
@@ -65,15 +64,14 @@ func releaseCache(addr string) {
 	}
 }
 
-// cacheWarned is when the worker last logged a cache fault (unix nanos):
-// a cache that is down is logged once a minute, not once per element.
-var cacheWarned atomic.Int64
+// cacheWarned paces the log of cache faults: a cache that is down is
+// logged once a minute, not once per element.
+var cacheWarned minutely
 
 // cacheFault counts a fault of the response cache and logs it now and then.
 func (fr *driver) cacheFault(ctx context.Context, op string, err error) {
 	fr.t.cacheErrors++
-	now, last := time.Now().UnixNano(), cacheWarned.Load()
-	if now-last >= int64(time.Minute) && cacheWarned.CompareAndSwap(last, now) {
+	if cacheWarned.due() {
 		log.Warnf(ctx, "throttle: response cache %s failed, calling instead (logged once a minute): %v", op, err)
 	}
 }

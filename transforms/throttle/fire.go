@@ -5,7 +5,6 @@ import (
 	"errors"
 	"runtime"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
@@ -331,9 +330,8 @@ func (fr *driver) end(items []item) {
 	}
 }
 
-// paceWarned is when the worker last logged what binds its pace (unix
-// nanos): once a minute at most.
-var paceWarned atomic.Int64
+// paceWarned paces the log of what binds the pace.
+var paceWarned minutely
 
 // paceWarning logs, now and then, that elements waited for the policy's
 // pace and what binds it (adaptive.Pacer.Binding): the curve, a refusal's
@@ -345,8 +343,7 @@ func (fr *driver) paceWarning() {
 	if !ok {
 		return
 	}
-	now, last := time.Now().UnixNano(), paceWarned.Load()
-	if now-last < int64(time.Minute) || !paceWarned.CompareAndSwap(last, now) {
+	if !paceWarned.due() {
 		return
 	}
 	if _, says := b.Binding(fr.now()); says != "" {
@@ -354,16 +351,14 @@ func (fr *driver) paceWarning() {
 	}
 }
 
-// boundWarned is when the worker last logged calls held at their bound
-// (unix nanos): once a minute at most.
-var boundWarned atomic.Int64
+// boundWarned paces the log of calls held at their bound.
+var boundWarned minutely
 
 // boundWarning logs, now and then, that a firing ended with its elements
 // waiting for a free call under the bound of n calls under way: what
 // holds the rate below the pace when an API is slow.
 func (fr *driver) boundWarning(n int) {
-	now, last := time.Now().UnixNano(), boundWarned.Load()
-	if now-last < int64(time.Minute) || !boundWarned.CompareAndSwap(last, now) {
+	if !boundWarned.due() {
 		return
 	}
 	why := "--calls_in_flight"

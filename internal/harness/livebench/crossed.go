@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/beamthrottle/beamthrottle/internal/report"
-	"github.com/beamthrottle/beamthrottle/pipeline"
 	"github.com/beamthrottle/beamthrottle/testserver"
 )
 
@@ -63,9 +61,9 @@ func (sc scenario) deadline() time.Duration {
 	return ideal + max(sc.server.Latency, sc.server.LatencyP99) + boundSlack
 }
 
-// runCrossed runs a crossed scenario to its end or its deadline (the run
-// is then interrupted: see pipeline.Run), its calls named crossedClient by
-// a front before the server, and measures it.
+// runCrossed runs a crossed scenario as runBounded does, its calls named
+// crossedClient by a front before the server, and measures its rates by
+// the server's clock.
 func runCrossed(ctx context.Context, sc scenario, mode string, srv *testserver.Server, set Settings) (Result, error) {
 	front, err := serve(namer{next: srv.Handler, client: crossedClient})
 	if err != nil {
@@ -76,25 +74,11 @@ func runCrossed(ctx context.Context, sc scenario, mode string, srv *testserver.S
 	if err != nil {
 		return Result{}, err
 	}
-	p := report.NewProgress(nil, 0)
-	stopReports := reportClientThrottled(srv, p)
-	runCtx, cancel := ctx, context.CancelFunc(func() {})
-	if d := sc.deadline(); d > 0 {
-		runCtx, cancel = context.WithTimeout(ctx, d)
-	}
-	defer cancel()
-	began := time.Now()
-	sum, err := pipeline.Run(runCtx, o, p)
-	elapsed := time.Since(began)
-	stopped := ctx.Err() == nil && runCtx.Err() != nil
-	stopReports()
-	if err != nil && !stopped {
+	r, err := runBounded(ctx, sc, o, srv)
+	if err != nil {
 		return Result{}, err
 	}
-	st := srv.Handler.Stats()
-	r := measureBounded(sc, sum, st, elapsed)
-	r.Stopped = stopped
-	rr := ratesOf(st.Series, srv.Handler.Span(crossedClient), crossedClient)
+	rr := ratesOf(srv.Handler.Stats().Series, srv.Handler.Span(crossedClient), crossedClient)
 	r.QuotaRate, r.SteadyRate, r.SteadySeconds, r.RunRate, r.Span = sc.quotaRate(), rr.steady, rr.steadySeconds, rr.run, rr.span.Seconds()
 	return r, nil
 }

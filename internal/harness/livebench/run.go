@@ -106,18 +106,28 @@ func options(sc scenario, mode, url string, source []string) (pipeline.Options, 
 	return *o, o.Validate()
 }
 
-// runBounded runs a bounded input to its end.
+// runBounded runs a bounded input to its end, or to sc's deadline if it
+// has one (scenario.deadline): the run is then interrupted (see
+// pipeline.Run) and its Result marked Stopped.
 func runBounded(ctx context.Context, sc scenario, o pipeline.Options, srv *testserver.Server) (Result, error) {
 	p := report.NewProgress(nil, 0)
 	stop := reportClientThrottled(srv, p)
+	runCtx, cancel := ctx, context.CancelFunc(func() {})
+	if d := sc.deadline(); d > 0 {
+		runCtx, cancel = context.WithTimeout(ctx, d)
+	}
+	defer cancel()
 	began := time.Now()
-	sum, err := pipeline.Run(ctx, o, p)
+	sum, err := pipeline.Run(runCtx, o, p)
 	elapsed := time.Since(began)
 	stop()
-	if err != nil {
+	stopped := ctx.Err() == nil && runCtx.Err() != nil
+	if err != nil && !stopped {
 		return Result{}, err
 	}
-	return measureBounded(sc, sum, srv.Handler.Stats(), elapsed), nil
+	r := measureBounded(sc, sum, srv.Handler.Stats(), elapsed)
+	r.Stopped = stopped
+	return r, nil
 }
 
 // runStreaming runs a streaming source for its duration, with the

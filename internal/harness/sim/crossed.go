@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/beamthrottle/beamthrottle/internal/defaults"
@@ -156,4 +157,16 @@ func crossedCase(lat crossedLatency, lim crossedLimiter, h Headers, w int) Case 
 		lim.model.Description, lim.capacity, what, latency, thousands(int64(n)), workersTitle(w))
 	return Case{Name: name, Family: FamilyCrossed, Title: title, Scenario: sc, Config: cfg, Goal: g,
 		Groups: []int{w}, Algorithms: CrossedAlgorithms}
+}
+
+// CrossedSuite is the suite of the crossed grid: CrossedCases with the
+// algorithms they name.
+func CrossedSuite() Suite {
+	var algs []Algorithm
+	for _, a := range Algorithms() {
+		if slices.Contains(CrossedAlgorithms, a.Name) {
+			algs = append(algs, a)
+		}
+	}
+	return Suite{Cases: CrossedCases(), Algorithms: algs, DropSeries: true}
 }

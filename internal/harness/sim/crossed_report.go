@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 )
 
@@ -122,16 +121,4 @@ elements done when not all were.
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// CrossedSuite is the suite of the crossed grid: CrossedCases with the
-// algorithms they name.
-func CrossedSuite() Suite {
-	var algs []Algorithm
-	for _, a := range Algorithms() {
-		if slices.Contains(CrossedAlgorithms, a.Name) {
-			algs = append(algs, a)
-		}
-	}
-	return Suite{Cases: CrossedCases(), Algorithms: algs, DropSeries: true}
 }
