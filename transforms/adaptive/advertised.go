@@ -45,9 +45,14 @@ type Quota struct {
 //     (Limit/Window, or else (Limit − Remaining)/(Reset − send), averaged)
 //     plus (Remaining − Limit/4)/(half the bucket's fill time): the bucket
 //     settles a quarter full rather than sitting full (its refill lost) or
-//     empty (every jitter refused); the target stays within [ρ/2, 2.5ρ].
+//     empty (every jitter refused); the target stays within [ρ/2, 2.5ρ]. A
+//     bucket of fewer than 8 typical requests (a strict limiter's burst
+//     in a bucket's headers) is controlled as one of 8: the Remaining an
+//     answer shows is after its own request, a whole level off.
 //   - Consumption by everyone: the fall of Remaining between two answers
-//     of one window (plus the refill in between, for a bucket) over the
+//     of one window (plus the refill in between, for a bucket, less what
+//     a bucket full by then could not hold: between two answers it took
+//     in at most the room the first showed and the refill) over the
 //     time between the two requests' sends: each count was taken about a
 //     one-way delay after its send, so the delays cancel. A measurement
 //     spans at least Span (short spans are noisy), or less when it is
@@ -135,6 +140,7 @@ type AdvertisedRate struct {
 	refRem  float64 // Remaining at its start; -1 none
 	refCost float64 // own cost sent at its start
 	area    float64 // the target integrated since its start
+	spilt   float64 // a bucket's refill lost to its being full since then
 
 	cost     float64 // own cost sent, in all
 	lastSent int64   // time of the last send; 0 none
@@ -191,6 +197,7 @@ const (
 
 	bucketLevel = 0.25 // where a refilling bucket settles, a share of Limit
 	bucketDrain = 0.5  // how fast, a share of its fill time
+	bucketMin   = 8.0  // requests: a smaller bucket is controlled as one of this size
 
 	// How far a Reset moves within a window (at most a quarter of it):
 	// resets sent in whole seconds move by up to one.
@@ -290,6 +297,11 @@ func (q *AdvertisedRate) Observe(now, sent time.Time, a Quota) {
 	}
 	if q.known {
 		q.area += q.allowed(s)
+		if q.refill && q.rem >= 0 && s > q.last {
+			// What a bucket full before this request could not hold was
+			// not there to be taken.
+			q.spilt += max(q.rho*float64(s-q.last)/1e9-max(q.limit-q.rem, 0), 0)
+		}
 	}
 	if q.refRem < 0 {
 		q.restart(s, rem)
@@ -361,7 +373,10 @@ func (q *AdvertisedRate) targetOf(s int64, rem float64, reset int64) (float64, b
 			return q.rho, true
 		}
 		// ρ + (R − level·L)/(drain·L/ρ): between ρ/2 (empty) and 2.5ρ (full).
-		return q.rho * max(1+(rem/q.limit-bucketLevel)/bucketDrain, 0), true
+		// A bucket of a few requests has no level to settle at: the
+		// Remaining an answer shows is after its own request took one.
+		size := max(q.limit, bucketMin*cmp.Or(q.unit, 1))
+		return q.rho * max(1+(rem-bucketLevel*q.limit)/size/bucketDrain, 0), true
 	}
 	reserve := q.cfg.Reserve * max(q.limit, 0)
 	steady := 0.0

@@ -10,7 +10,7 @@ func (q *AdvertisedRate) measure(s int64, rem float64) {
 	dt := float64(s-q.refAt) / 1e9
 	fall := q.refRem - rem
 	if q.refill {
-		fall += q.rho * dt
+		fall += q.rho*dt - q.spilt
 	}
 	over := fall >= quotaOver*q.area && fall >= quotaMinFall*max(q.limit, 0)
 	if s-q.refAt < int64(q.cfg.Span) && !over {
@@ -40,7 +40,7 @@ func (q *AdvertisedRate) measure(s int64, rem float64) {
 // restart starts a measurement at s, with Remaining rem (-1: at the next
 // answer that has one).
 func (q *AdvertisedRate) restart(s int64, rem float64) {
-	q.refAt, q.refRem, q.refCost, q.area = s, rem, q.cost, 0
+	q.refAt, q.refRem, q.refCost, q.area, q.spilt = s, rem, q.cost, 0, 0
 }
 
 // allowed returns the target in force from the last observation (or the

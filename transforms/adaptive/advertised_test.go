@@ -142,6 +142,30 @@ func TestAdvertisedRateBucketCorrects(t *testing.T) {
 	}
 }
 
+// TestAdvertisedRateSmallBucket: a strict limiter in a bucket's headers
+// (OpenAI's from a GCRA: the capacity its burst of one, Remaining 0 after
+// every request, full again a refill later) with one worker alone, sending
+// at half the refill rate. The refill a full bucket could not hold is not
+// consumption, so the worker finds itself alone and takes the whole
+// target; a bucket of one request has no level, so the target stays near
+// the refill rate. (Counting every refill as taken cut the share to
+// nothing; controlling the level of one request halved the target.)
+func TestAdvertisedRateSmallBucket(t *testing.T) {
+	const rho = 20.0 // requests per second
+	q := newTestAdvertised(t, AdvertisedRateConfig{})
+	refill := time.Duration(float64(time.Second) / rho)
+	for d := time.Duration(0); d <= 20*time.Second; d += 100 * time.Millisecond {
+		q.Sent(at(d), 1)
+		q.Observe(at(d+time.Millisecond), at(d), Quota{Limit: 1, Remaining: 0, Reset: at(d + refill), Refill: true})
+	}
+	if got := q.share; got != 1 {
+		t.Errorf("share: got %v, want 1 (alone)", got)
+	}
+	if got, lo := q.Rate(at(20*time.Second)), 0.9*rho; got < lo || got > rho {
+		t.Errorf("Rate: got %v, want in [%v, %v]", got, lo, rho)
+	}
+}
+
 // TestAdvertisedRateResets: a new window starts the measurement again and
 // its quota is spread over it, never spent at once (rule 2). The worker
 // sends 100 before each answer, so that it is never idle.
