@@ -48,11 +48,25 @@ type Quota struct {
 //     empty (every jitter refused); the target stays within [ρ/2, 2.5ρ]. A
 //     bucket of fewer than 8 typical requests (a strict limiter's burst
 //     in a bucket's headers) is controlled as one of 8: the Remaining an
-//     answer shows is after its own request, a whole level off.
+//     answer shows is after its own request, a whole level off. A Reset
+//     counted from the answer is 0 once it has passed (OpenAI's, the
+//     quota server's): one at the answer says only that the bucket was
+//     full by then, ρ at least (Limit − Remaining)/(answer − send). It is
+//     no sample of ρ (with answers slower than the bucket's fill time
+//     every Reset is at the answer, and (Limit − Remaining) over the
+//     answer's delay is a fraction of ρ); a bound above the average
+//     enters it, the rate being at least that, and bounds alone make no
+//     ceiling. A surplus over the quarter, seen a delay d after its send,
+//     is spent over at least 2d: every answer to a request sent before
+//     the spending began still shows it, so spent faster it is spent
+//     more than once and the bucket overshoots into refusals. A deficit
+//     brakes at once: an overshoot costs refusals, an undershoot idle.
 //   - Consumption by everyone: the fall of Remaining between two answers
 //     of one window (plus the refill in between, for a bucket, less what
-//     a bucket full by then could not hold: between two answers it took
-//     in at most the room the first showed and the refill) over the
+//     a bucket full by then could not hold: when the later answer shows
+//     it full but for its own request, it took in at most the room the
+//     first showed; one below full then was not full in between, sending
+//     being steady, and every refill was taken) over the
 //     time between the two requests' sends: each count was taken about a
 //     one-way delay after its send, so the delays cancel. A measurement
 //     spans at least Span (short spans are noisy), or less when it is
@@ -102,7 +116,12 @@ type Quota struct {
 //     sent at least 3 s apart, neither full, Remaining not risen, tell
 //     them apart: a Reset within a second of the first makes it a fixed
 //     window from then on, one that moved by at least the time between
-//     less a second a bucket; a move in between starts the test again.
+//     less a second a bucket, if the two times to full are in proportion
+//     to what the two answers miss (within two requests: a bucket's is
+//     what it misses over its refill rate; a window that rolled over
+//     between the two moved as much, its new end unrelated to its use);
+//     anything else starts the test again. A Reset at the answer (0 left)
+//     takes no part: it tells only that the reset has passed.
 //     Until then the rate of such a limit without Window is at least one
 //     typical request per 3 s: paced as a bucket, a window's first
 //     answers give a refill rate of a trickle, (Limit − Remaining) over
@@ -198,6 +217,7 @@ const (
 	bucketLevel = 0.25 // where a refilling bucket settles, a share of Limit
 	bucketDrain = 0.5  // how fast, a share of its fill time
 	bucketMin   = 8.0  // requests: a smaller bucket is controlled as one of this size
+	bucketLate  = 2.0  // a surplus seen late is spent over this many answers' delays
 
 	// How far a Reset moves within a window (at most a quarter of it):
 	// resets sent in whole seconds move by up to one.
@@ -282,7 +302,7 @@ func (q *AdvertisedRate) Observe(now, sent time.Time, a Quota) {
 	if !a.Reset.IsZero() {
 		reset = unixNanos(a.Reset)
 	}
-	a.Refill = a.Refill && !q.inPlace(s, rem, reset, a.Limit)
+	a.Refill = a.Refill && !q.inPlace(n, s, rem, reset, a.Limit)
 	if a.Refill != q.refill {
 		q.refill, q.reset, q.rho, q.steady = a.Refill, 0, 0, 0
 		q.restart(s, -1)
@@ -290,16 +310,17 @@ func (q *AdvertisedRate) Observe(now, sent time.Time, a Quota) {
 	if !a.Refill && !q.epoch(s, rem, reset) {
 		return // from a window already over
 	}
-	q.learnLimits(s, rem, reset, a)
-	t, ok := q.targetOf(s, rem, reset)
+	q.learnLimits(n, s, rem, reset, a)
+	t, ok := q.targetOf(n, s, rem, reset)
 	if !ok {
 		return
 	}
 	if q.known {
 		q.area += q.allowed(s)
-		if q.refill && q.rem >= 0 && s > q.last {
+		if q.refill && q.rem >= 0 && s > q.last && rem >= q.limit-cmp.Or(q.unit, 1) {
 			// What a bucket full before this request could not hold was
-			// not there to be taken.
+			// not there to be taken. Below full now, it was not full
+			// since (the sends steady): all of the refill was taken.
 			q.spilt += max(q.rho*float64(s-q.last)/1e9-max(q.limit-q.rem, 0), 0)
 		}
 	}
@@ -333,71 +354,4 @@ func (q *AdvertisedRate) epoch(s int64, rem float64, reset int64) bool {
 		q.reset = reset
 	}
 	return true
-}
-
-// learnLimits takes Limit and Window, or estimates them, and the refill
-// rate of a bucket.
-func (q *AdvertisedRate) learnLimits(s int64, rem float64, reset int64, a Quota) {
-	switch {
-	case a.Limit >= 0:
-		q.limit, q.limitKnown = float64(a.Limit), true
-	case !q.limitKnown && rem > q.limit:
-		q.limit = rem
-	}
-	if a.Window > 0 {
-		q.window, q.windowKnown = int64(a.Window), true
-	}
-	if !a.Refill {
-		return
-	}
-	switch {
-	case q.limitKnown && q.windowKnown:
-		q.rho = q.limit * 1e9 / float64(q.window)
-	case q.limit > 0 && rem >= 0 && rem < q.limit && reset > s:
-		r := (q.limit - rem) * 1e9 / float64(reset-s)
-		if q.rho == 0 {
-			q.rho = r
-		} else {
-			q.rho += (r - q.rho) * quotaWeight
-		}
-	}
-}
-
-// targetOf returns the target for everyone from an answer sent at s.
-func (q *AdvertisedRate) targetOf(s int64, rem float64, reset int64) (float64, bool) {
-	if q.refill {
-		if q.rho == 0 {
-			return 0, false
-		}
-		if rem < 0 || q.limit <= 0 {
-			return q.rho, true
-		}
-		// ρ + (R − level·L)/(drain·L/ρ): between ρ/2 (empty) and 2.5ρ (full).
-		// A bucket of a few requests has no level to settle at: the
-		// Remaining an answer shows is after its own request took one.
-		size := max(q.limit, bucketMin*cmp.Or(q.unit, 1))
-		return q.rho * max(1+(rem-bucketLevel*q.limit)/size/bucketDrain, 0), true
-	}
-	reserve := q.cfg.Reserve * max(q.limit, 0)
-	steady := 0.0
-	if q.limit > 0 && q.window > 0 {
-		steady = (q.limit - reserve) * 1e9 / float64(q.window)
-	}
-	if rem >= 0 && reset > s {
-		t := max(rem-reserve, 0) * 1e9 / float64(reset-s)
-		switch {
-		case steady > 0:
-			q.steady = steady
-		case q.steady == 0:
-			q.steady = t
-		default:
-			q.steady += (t - q.steady) * quotaWeight
-		}
-		return t, true
-	}
-	if steady > 0 {
-		q.steady = steady
-		return steady, true
-	}
-	return 0, false
 }

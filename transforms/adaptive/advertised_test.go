@@ -166,6 +166,83 @@ func TestAdvertisedRateSmallBucket(t *testing.T) {
 	}
 }
 
+// TestAdvertisedRateResetAtAnswer: a bucket of a second (20 at 20 per
+// second) answering in 2 s is full again by every answer, its Reset
+// counted from the answer 0: no rate (L − R over the 2 s would be half of
+// it), so no ceiling, until a refusal answered at once tells it; a bound
+// below the rate changes nothing, one above it raises it.
+func TestAdvertisedRateResetAtAnswer(t *testing.T) {
+	const late = 2 * time.Second
+	q := newTestAdvertised(t, AdvertisedRateConfig{})
+	for d := time.Duration(0); d < 5*time.Second; d += 100 * time.Millisecond {
+		q.Sent(at(d), 1)
+		q.Observe(at(d+late), at(d), Quota{Limit: 20, Remaining: 10, Reset: at(d + late), Refill: true})
+	}
+	if got := q.Rate(at(5 * time.Second)); got != 0 {
+		t.Fatalf("Rate with every Reset at its answer: got %v, want 0 (no ceiling)", got)
+	}
+	q.Sent(at(5*time.Second), 1)
+	q.Observe(at(5*time.Second+time.Millisecond), at(5*time.Second), Quota{Limit: 20, Remaining: 0, Reset: at(6 * time.Second), Refill: true})
+	if got := q.rho; got != 20 {
+		t.Fatalf("refill rate from a refusal at once: got %v, want 20", got)
+	}
+	q.Observe(at(5*time.Second+late), at(5100*time.Millisecond), Quota{Limit: 20, Remaining: 0, Reset: at(5*time.Second + late), Refill: true})
+	if got := q.rho; got != 20 {
+		t.Errorf("after a bound of 10: got %v, want 20", got)
+	}
+	q.Observe(at(5300*time.Millisecond), at(5200*time.Millisecond), Quota{Limit: 20, Remaining: 0, Reset: at(5300 * time.Millisecond), Refill: true})
+	if got, want := q.rho, 20+(200-20)*quotaWeight; !near(got, want) {
+		t.Errorf("after a bound of 200: got %v, want %v", got, want)
+	}
+}
+
+// TestAdvertisedRateLateSurplus: a bucket's surplus over a quarter full,
+// seen 2 s after its send, is spent over 4 s, not half its fill time (the
+// answers until those to what is sent now still show it); a deficit
+// brakes as fast late as at once.
+func TestAdvertisedRateLateSurplus(t *testing.T) {
+	tests := []struct {
+		name string
+		rem  int64
+		late time.Duration
+		want float64 // the target: ρ 20, level 5, half the fill time 0.5 s
+	}{
+		{"surplus at once", 15, time.Millisecond, 20 + 10/0.5},
+		{"surplus 2 s late", 15, 2 * time.Second, 20 + 10/4.0},
+		{"deficit at once", 0, time.Millisecond, 20 - 5/0.5},
+		{"deficit 2 s late", 0, 2 * time.Second, 20 - 5/0.5},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			q := newTestAdvertised(t, AdvertisedRateConfig{})
+			q.Sent(at(0), 1)
+			q.Observe(at(tc.late), at(0), Quota{Limit: 20, Remaining: tc.rem, Reset: at(time.Hour), Window: time.Second, Refill: true})
+			if got := q.Rate(at(tc.late)); !near(got, 0.25*tc.want) {
+				t.Errorf("Rate: got %v, want %v (a quarter of %v)", got, 0.25*tc.want, tc.want)
+			}
+		})
+	}
+}
+
+// TestAdvertisedRateSharedRefill: between answers a second apart that
+// show a bucket of a second a quarter full, other workers took its
+// refill: none of it was lost to its being full, and this worker, at a
+// quarter of the target that the consumption meets, keeps its share.
+// (Counting the refill the room of the first answer could not hold as
+// lost, it saw three quarters of the consumption and grew.)
+func TestAdvertisedRateSharedRefill(t *testing.T) {
+	q := newTestAdvertised(t, AdvertisedRateConfig{})
+	for d := time.Duration(0); d <= 2*time.Second; d += 200 * time.Millisecond {
+		q.Sent(at(d), 1) // its quarter of 20 a second
+		if d%time.Second == 0 {
+			q.Observe(at(d+time.Millisecond), at(d), Quota{Limit: 20, Remaining: 5, Reset: at(d + 750*time.Millisecond), Window: time.Second, Refill: true})
+		}
+	}
+	if got := q.share; got > 0.25 {
+		t.Errorf("share: got %v, want at most 0.25", got)
+	}
+}
+
 // TestAdvertisedRateResets: a new window starts the measurement again and
 // its quota is spread over it, never spent at once (rule 2). The worker
 // sends 100 before each answer, so that it is never idle.
@@ -372,15 +449,17 @@ func TestAdvertisedModelMixedDemand(t *testing.T) {
 }
 
 // TestAdvertisedRateWindowInBucketHeaders: two answers sent at least 3 s
-// apart tell a bucket (its Reset moved later with the time) from a fixed
-// window (its Reset stayed put); a move in between tells nothing and the
-// test starts again. Until the test the rate is at least one request per
-// 3 s.
+// apart tell a bucket (its Reset moved later with the time, its times to
+// full in proportion to what it misses) from a fixed window (its Reset
+// stayed put); a move in between, or one out of proportion, tells nothing
+// and the test starts again, and a Reset at the answer takes no part.
+// Until the test the rate is at least one request per 3 s.
 func TestAdvertisedRateWindowInBucketHeaders(t *testing.T) {
 	const limit = 600
 	type answer struct {
 		sent, reset time.Duration
 		rem         int64
+		late        time.Duration // the answer's delay
 	}
 	tests := []struct {
 		name     string
@@ -388,14 +467,22 @@ func TestAdvertisedRateWindowInBucketHeaders(t *testing.T) {
 		tested   bool
 		windowed bool
 	}{
-		{"window", []answer{{time.Second, time.Minute, 590}, {4 * time.Second, time.Minute, 550}}, true, true},
-		{"window, resets in whole seconds", []answer{{time.Second, 59 * time.Second, 590}, {4 * time.Second, time.Minute, 550}}, true, true},
-		{"bucket", []answer{{time.Second, 2 * time.Second, 590}, {4 * time.Second, 5 * time.Second, 580}}, true, false},
-		{"too soon to tell", []answer{{time.Second, time.Minute, 590}, {3900 * time.Millisecond, time.Minute, 550}}, false, false},
-		{"refilled: start again", []answer{{time.Second, time.Minute, 590}, {4 * time.Second, time.Minute, 595}}, false, false},
-		{"full: tells nothing", []answer{{time.Second, time.Minute, 590}, {4 * time.Second, 4 * time.Second, limit}}, false, false},
-		{"moved by 1.5 s in 3 s: neither", []answer{{time.Second, time.Minute, 590}, {4 * time.Second, 61500 * time.Millisecond, 550},
-			{7 * time.Second, 61500 * time.Millisecond, 500}}, true, true},
+		{"window", []answer{{time.Second, time.Minute, 590, 0}, {4 * time.Second, time.Minute, 550, 0}}, true, true},
+		{"window, resets in whole seconds", []answer{{time.Second, 59 * time.Second, 590, 0}, {4 * time.Second, time.Minute, 550, 0}}, true, true},
+		{"bucket", []answer{{time.Second, 2 * time.Second, 590, 0}, {4 * time.Second, 6 * time.Second, 580, 0}}, true, false},
+		// A window of 4 s rolled over between the two: its Reset moved as a
+		// bucket's would, but a bucket missing 10 is not full in 1 s and,
+		// missing 11, in 4.
+		{"rolled over: out of proportion", []answer{{time.Second, 2 * time.Second, 590, 0}, {4 * time.Second, 8 * time.Second, 589, 0}}, false, false},
+		// Answered 1.5 s late, with 0 left: the Reset has passed, not
+		// stayed put (it would be within a second of the first's).
+		{"Reset at the answer: tells nothing", []answer{{time.Second, 5 * time.Second, 590, 0},
+			{4 * time.Second, 5500 * time.Millisecond, 585, 1500 * time.Millisecond}}, false, false},
+		{"too soon to tell", []answer{{time.Second, time.Minute, 590, 0}, {3900 * time.Millisecond, time.Minute, 550, 0}}, false, false},
+		{"refilled: start again", []answer{{time.Second, time.Minute, 590, 0}, {4 * time.Second, time.Minute, 595, 0}}, false, false},
+		{"full: tells nothing", []answer{{time.Second, time.Minute, 590, 0}, {4 * time.Second, 4 * time.Second, limit, 0}}, false, false},
+		{"moved by 1.5 s in 3 s: neither", []answer{{time.Second, time.Minute, 590, 0}, {4 * time.Second, 61500 * time.Millisecond, 550, 0},
+			{7 * time.Second, 61500 * time.Millisecond, 500, 0}}, true, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -404,7 +491,7 @@ func TestAdvertisedRateWindowInBucketHeaders(t *testing.T) {
 				if got := q.Rate(at(a.sent)); i > 0 && got < 1/3.0 {
 					t.Fatalf("Rate before the test: got %v, want at least a request per 3 s", got)
 				}
-				q.Observe(at(a.sent), at(a.sent), Quota{Limit: limit, Remaining: a.rem, Reset: at(a.reset), Refill: true})
+				q.Observe(at(a.sent+a.late), at(a.sent), Quota{Limit: limit, Remaining: a.rem, Reset: at(a.reset), Refill: true})
 			}
 			if q.tested != tc.tested || q.windowed != tc.windowed {
 				t.Errorf("tested %v, windowed %v; want %v, %v", q.tested, q.windowed, tc.tested, tc.windowed)

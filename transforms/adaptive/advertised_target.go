@@ -1,0 +1,86 @@
+package adaptive
+
+import "cmp"
+
+// AdvertisedRate's target for everyone and a bucket's refill rate (see
+// [AdvertisedRate]).
+
+// learnLimits takes Limit and Window, or estimates them, and the refill
+// rate of a bucket, from an answer seen at n to a request sent at s.
+func (q *AdvertisedRate) learnLimits(n, s int64, rem float64, reset int64, a Quota) {
+	switch {
+	case a.Limit >= 0:
+		q.limit, q.limitKnown = float64(a.Limit), true
+	case !q.limitKnown && rem > q.limit:
+		q.limit = rem
+	}
+	if a.Window > 0 {
+		q.window, q.windowKnown = int64(a.Window), true
+	}
+	if !a.Refill {
+		return
+	}
+	switch {
+	case q.limitKnown && q.windowKnown:
+		q.rho = q.limit * 1e9 / float64(q.window)
+	case q.limit > 0 && rem >= 0 && rem < q.limit && reset > n:
+		r := (q.limit - rem) * 1e9 / float64(reset-s)
+		if q.rho == 0 {
+			q.rho = r
+		} else {
+			q.rho += (r - q.rho) * quotaWeight
+		}
+	case q.rho > 0 && q.limit > 0 && rem >= 0 && rem < q.limit && n > s:
+		// Full again by the answer: the refill is at least this fast. A
+		// bound below the average says nothing; above it, it enters it.
+		if r := (q.limit - rem) * 1e9 / float64(n-s); r > q.rho {
+			q.rho += (r - q.rho) * quotaWeight
+		}
+	}
+}
+
+// targetOf returns the target for everyone from an answer seen at n to a
+// request sent at s.
+func (q *AdvertisedRate) targetOf(n, s int64, rem float64, reset int64) (float64, bool) {
+	if q.refill {
+		if q.rho == 0 {
+			return 0, false
+		}
+		if rem < 0 || q.limit <= 0 {
+			return q.rho, true
+		}
+		// ρ + (R − level·L)/(drain·L/ρ): between ρ/2 (empty) and 2.5ρ (full).
+		// A bucket of a few requests has no level to settle at: the
+		// Remaining an answer shows is after its own request took one.
+		// A surplus seen late is spent over twice the answer's delay.
+		size := max(q.limit, bucketMin*cmp.Or(q.unit, 1))
+		over := rem - bucketLevel*q.limit
+		drain := bucketDrain * size / q.rho
+		if over > 0 {
+			drain = max(drain, bucketLate*float64(n-s)/1e9)
+		}
+		return max(q.rho+over/drain, 0), true
+	}
+	reserve := q.cfg.Reserve * max(q.limit, 0)
+	steady := 0.0
+	if q.limit > 0 && q.window > 0 {
+		steady = (q.limit - reserve) * 1e9 / float64(q.window)
+	}
+	if rem >= 0 && reset > s {
+		t := max(rem-reserve, 0) * 1e9 / float64(reset-s)
+		switch {
+		case steady > 0:
+			q.steady = steady
+		case q.steady == 0:
+			q.steady = t
+		default:
+			q.steady += (t - q.steady) * quotaWeight
+		}
+		return t, true
+	}
+	if steady > 0 {
+		q.steady = steady
+		return steady, true
+	}
+	return 0, false
+}
