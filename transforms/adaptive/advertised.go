@@ -128,6 +128,19 @@ type Quota struct {
 //     the whole time to its end, and the test would wait for answers at
 //     that trickle. (With no ceiling at all until the test, eight workers
 //     slow-starting into one window were refused.)
+//   - A window shorter than 2 s (its Window advertised, or else the
+//     longest time from an answer to its Reset over 2 s of sends): a Reset
+//     in whole seconds is up to a whole window off, and no measurement
+//     spans one window, so the share stays at Start. A worker proves it
+//     is alone from Remaining itself (see proveAlone): between two of its
+//     sends it falls by exactly its own requests, and comes back to the
+//     Limit less them a window apart; someone else's request makes it
+//     fall by more. Proven alone, its share is 1 and the target the
+//     Limit, less the reserve, over the window; a fall by more than its
+//     own sends after that sets the share back to Start. A bucket in a
+//     window's headers, whose refill can make up for the others'
+//     requests, does not come back to full a window apart while they
+//     send, and keeps the rule above.
 //   - A client not using this code takes its part as consumption: the
 //     workers' shares shrink until everyone together meets the target.
 //
@@ -164,6 +177,14 @@ type AdvertisedRate struct {
 	cost     float64 // own cost sent, in all
 	lastSent int64   // time of the last send; 0 none
 	unit     float64 // typical cost of a request; 0 until a send
+
+	// Whether the worker is alone on a short window's quota (see proveAlone).
+	sends [sendMarks]sendMark // its latest sends, a ring
+	marks int                 // how many it sent, in all
+	alone bool                // proven alone
+	// The longest time from an answer to its Reset, and the send time of
+	// the first answer that told one (see shortOf).
+	horizon, horizonFrom int64
 
 	// Whether a limit advertised as refilling is a window (see inPlace).
 	tested      bool    // the test was made
@@ -248,6 +269,7 @@ func (q *AdvertisedRate) Sent(now time.Time, cost float64) {
 	c := max(cost, 0)
 	q.cost += c
 	q.lastSent = unixNanos(now)
+	q.mark(q.lastSent)
 	switch {
 	case c > 0 && q.unit == 0:
 		q.unit = c
@@ -294,10 +316,16 @@ func (q *AdvertisedRate) Observe(now, sent time.Time, a Quota) {
 	if !sent.IsZero() {
 		s = min(unixNanos(sent), n)
 	}
+	rem := max(float64(a.Remaining), -1) // any negative: unknown
+	if !a.Refill || q.tested && q.windowed {
+		q.horizonOf(n, s, a.Reset)
+		if q.proveAlone(s, rem, float64(a.Limit), q.shortOf(a.Window)) && q.known {
+			q.target, _ = q.targetOf(q.last, q.last, q.rem, q.reset) // alone from now
+		}
+	}
 	if q.known && s < q.last {
 		return // older than what is known
 	}
-	rem := max(float64(a.Remaining), -1) // any negative: unknown
 	reset := int64(0)
 	if !a.Reset.IsZero() {
 		reset = unixNanos(a.Reset)

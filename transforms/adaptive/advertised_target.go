@@ -66,6 +66,12 @@ func (q *AdvertisedRate) targetOf(n, s int64, rem float64, reset int64) (float64
 	if q.limit > 0 && q.window > 0 {
 		steady = (q.limit - reserve) * 1e9 / float64(q.window)
 	}
+	if w := q.shortOf(0); q.alone && w > 0 && q.limit > 0 {
+		// Alone on a short window, whose Reset is too coarse to spread
+		// Remaining over: its Limit over its length.
+		q.steady = (q.limit - reserve) * 1e9 / float64(w)
+		return q.steady, true
+	}
 	if rem >= 0 && reset > s {
 		t := max(rem-reserve, 0) * 1e9 / float64(reset-s)
 		switch {
