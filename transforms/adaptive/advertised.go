@@ -141,6 +141,14 @@ type Quota struct {
 //     window's headers, whose refill can make up for the others'
 //     requests, does not come back to full a window apart while they
 //     send, and keeps the rule above.
+//   - A window's Remaining falls by at least each accepted request's
+//     part, and windows begin a window apart. When the worker's own
+//     accepted requests need two windows begun less than the advertised
+//     Window apart (each accepted after its previous accepted one showed
+//     less left than it took: see disprove), Remaining does not count a
+//     window (a strict limiter telling its burst, a server telling less
+//     than it allows): Rate is Limit, less the reserve, over Window, until
+//     Remaining shows company. Only the Pacer tells the outcomes.
 //   - A client not using this code takes its part as consumption: the
 //     workers' shares shrink until everyone together meets the target.
 //
@@ -182,6 +190,9 @@ type AdvertisedRate struct {
 	sends [sendMarks]sendMark // its latest sends, a ring
 	marks int                 // how many it sent, in all
 	alone bool                // proven alone
+	// Whether Remaining was seen not to count a window (see disprove).
+	unwindowed int64
+	since      int64
 	// The longest time from an answer to its Reset, and the send time of
 	// the first answer that told one (see shortOf).
 	horizon, horizonFrom int64
@@ -284,6 +295,9 @@ func (q *AdvertisedRate) Rate(now time.Time) float64 {
 	if !q.known {
 		return 0
 	}
+	if q.unwindowed > 0 {
+		return q.unwindowedRate()
+	}
 	n := unixNanos(now)
 	t := q.target
 	if !q.refill && q.reset != 0 && n >= q.reset {
@@ -311,6 +325,12 @@ func (q *AdvertisedRate) Rate(now time.Time) float64 {
 // Observe learns from a, advertised on the answer, seen at now, to a
 // request this worker sent at sent (zero: now).
 func (q *AdvertisedRate) Observe(now, sent time.Time, a Quota) {
+	q.observe(now, sent, a, Failed)
+}
+
+// observe is Observe, told whether the request was accepted (false: not
+// known to be).
+func (q *AdvertisedRate) observe(now, sent time.Time, a Quota, o Outcome) {
 	n := unixNanos(now)
 	s := n
 	if !sent.IsZero() {
@@ -319,7 +339,11 @@ func (q *AdvertisedRate) Observe(now, sent time.Time, a Quota) {
 	rem := max(float64(a.Remaining), -1) // any negative: unknown
 	if !a.Refill || q.tested && q.windowed {
 		q.horizonOf(n, s, a.Reset)
-		if q.proveAlone(s, rem, float64(a.Limit), q.shortOf(a.Window)) && q.known {
+		i := q.answer(s, rem, float64(a.Limit), o == Accepted)
+		if q.disprove(i, int64(a.Window), o) && q.known {
+			q.target, _ = q.targetOf(q.last, q.last, q.rem, q.reset) // not a window from now
+		}
+		if q.proveAlone(i, float64(a.Limit), q.shortOf(a.Window)) && q.known {
 			q.target, _ = q.targetOf(q.last, q.last, q.rem, q.reset) // alone from now
 		}
 	}
@@ -358,28 +382,4 @@ func (q *AdvertisedRate) Observe(now, sent time.Time, a Quota) {
 		q.measure(s, rem)
 	}
 	q.known, q.target, q.last, q.rem = true, t, s, rem
-}
-
-// epoch follows a fixed window's resets: it starts the measurement again
-// in a new window and reports false for an answer from a window over.
-func (q *AdvertisedRate) epoch(s int64, rem float64, reset int64) bool {
-	slack := quotaSlack
-	if q.window > 0 {
-		slack = min(slack, q.window/4)
-	}
-	switch {
-	case reset != 0 && q.reset != 0 && reset < q.reset-slack:
-		return false
-	case reset != 0 && q.reset != 0 && reset > q.reset+slack:
-		if !q.windowKnown {
-			q.window = reset - q.reset
-		}
-		q.restart(s, rem)
-	case reset == 0 && rem >= 0 && q.rem >= 0 && rem > q.rem:
-		q.restart(s, rem) // back up, and no Reset to say so: a new window
-	}
-	if reset != 0 {
-		q.reset = reset
-	}
-	return true
 }

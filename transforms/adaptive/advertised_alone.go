@@ -93,11 +93,13 @@ const (
 
 // sendMark is one of the worker's sends: its time, its cost sent in all up
 // to and including it, the Remaining its answer showed (negative: not
-// answered).
+// answered) of what Limit, and whether it was accepted.
 type sendMark struct {
-	at   int64
-	cost float64
-	rem  float64
+	at    int64
+	cost  float64
+	rem   float64
+	limit float64
+	ok    bool
 }
 
 // mark remembers a send at now, the cost sent in all being q.cost.
@@ -111,15 +113,13 @@ func (q *AdvertisedRate) markAt(i int) *sendMark {
 	return &q.sends[(q.marks-min(q.marks, sendMarks)+i)%sendMarks]
 }
 
-// proveAlone takes the answer to the request sent at s, with rem left
-// (negative: unknown), of a limit of limit (negative: unknown) per window
-// (0: not a short window), into the proof that the worker is alone on the
-// quota, and reports whether it proved it now. A proof sets the share to
-// 1; company seen after sets it back to Start.
-func (q *AdvertisedRate) proveAlone(s int64, rem, limit float64, window int64) bool {
+// answer marks the send at s answered, rem left (negative: unknown) of a
+// limit of limit, accepted or not, and returns its index among the sends
+// remembered; -1 if not remembered, or nothing is left to tell.
+func (q *AdvertisedRate) answer(s int64, rem, limit float64, accepted bool) int {
 	n := min(q.marks, sendMarks)
 	if rem < 0 || limit <= 0 || n == 0 {
-		return false
+		return -1
 	}
 	// The send answered: the first not answered at s, by bisection.
 	lo, hi := 0, n
@@ -135,10 +135,23 @@ func (q *AdvertisedRate) proveAlone(s int64, rem, limit float64, window int64) b
 		lo++
 	}
 	if lo == n || q.markAt(lo).at != s {
-		return false // not remembered
+		return -1 // not remembered
 	}
-	i := lo
-	q.markAt(i).rem = rem
+	m := q.markAt(lo)
+	m.rem, m.limit, m.ok = rem, limit, accepted
+	return lo
+}
+
+// proveAlone takes the answer to the i-th send remembered (-1: none), of
+// a limit of limit per window (0: not a short window), into the proof
+// that the worker is alone on the quota, and reports whether it proved it
+// now. A proof sets the share to 1; company seen after sets it back to
+// Start.
+func (q *AdvertisedRate) proveAlone(i int, limit float64, window int64) bool {
+	if i < 0 {
+		return false
+	}
+	n := min(q.marks, sendMarks)
 	j, k := q.answeredBefore(i), i+1
 	for k < n && q.markAt(k).rem < 0 {
 		k++

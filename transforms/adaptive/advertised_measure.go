@@ -58,3 +58,27 @@ func (q *AdvertisedRate) allowed(s int64) float64 {
 	}
 	return q.target * float64(s-from) / 1e9
 }
+
+// epoch follows a fixed window's resets: it starts the measurement again
+// in a new window and reports false for an answer from a window over.
+func (q *AdvertisedRate) epoch(s int64, rem float64, reset int64) bool {
+	slack := quotaSlack
+	if q.window > 0 {
+		slack = min(slack, q.window/4)
+	}
+	switch {
+	case reset != 0 && q.reset != 0 && reset < q.reset-slack:
+		return false
+	case reset != 0 && q.reset != 0 && reset > q.reset+slack:
+		if !q.windowKnown {
+			q.window = reset - q.reset
+		}
+		q.restart(s, rem)
+	case reset == 0 && rem >= 0 && q.rem >= 0 && rem > q.rem:
+		q.restart(s, rem) // back up, and no Reset to say so: a new window
+	}
+	if reset != 0 {
+		q.reset = reset
+	}
+	return true
+}

@@ -301,7 +301,7 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 	if !a.Sent.IsZero() && sent <= got {
 		p.learnLatency(n, got-sent)
 	}
-	p.observeAdvertised(n, sent, a.Quota)
+	p.observeAdvertised(n, sent, a.Quota, a.Outcome)
 	if p.dark && sent >= p.cutAt && p.probes > 0 {
 		p.probes--
 	}

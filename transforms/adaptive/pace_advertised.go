@@ -32,7 +32,7 @@ const minUse = 1e-3
 // to a request sent at sent, to its AdvertisedRate (by position: an API
 // sends its limits in the same order), and learns from each what a
 // request takes of it.
-func (p *Pacer) observeAdvertised(n, sent int64, qs []Quota) {
+func (p *Pacer) observeAdvertised(n, sent int64, qs []Quota, o Outcome) {
 	for i, q := range qs {
 		if i == len(p.adv) {
 			a, err := NewAdvertisedRate(AdvertisedRateConfig{})
@@ -49,7 +49,7 @@ func (p *Pacer) observeAdvertised(n, sent int64, qs []Quota) {
 			l.seen = min(l.seen+1, useSamples)
 			l.use += (min(used, maxUnit) - l.use) / float64(l.seen)
 		}
-		l.rate.Observe(time.Unix(0, n), time.Unix(0, sent), q)
+		l.rate.observe(time.Unix(0, n), time.Unix(0, sent), q, o)
 	}
 }
 
