@@ -150,7 +150,8 @@ type Pacer struct {
 	okCeil  bool       // the ceiling is a rate the backend accepted
 	con     congestion // a slow API's first congestion, measured
 
-	adv []advertisedLimit // one per limit the answers advertise
+	adv   []advertisedLimit // one per limit the answers advertise
+	early earlySends        // the sends before the first answer, for the first limits
 }
 
 // NewPacer returns a Pacer for cfg, or an error naming the invalid field.

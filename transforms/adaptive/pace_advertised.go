@@ -4,12 +4,26 @@ import "time"
 
 // The Pacer's rules for the quota an API advertises (Answer.Quota): one
 // AdvertisedRate per limit, and the rate never above the lowest of theirs.
+// A limit's AdvertisedRate is made when an answer first tells it, and is
+// told of the requests let through before the first answer as well: they
+// were sent against the same quota, and their answers read against them.
 
 // advertisedLimit is one limit an API advertises, as the Pacer follows it.
 type advertisedLimit struct {
 	rate *AdvertisedRate
 	use  float64 // what a request takes of the limit on average; 0 until an answer says
 	seen int64   // answers that said (Quota.Used not negative), up to useSamples
+}
+
+// earlySends are the send times of the requests let through before the
+// first answer, up to sendMarks: an AdvertisedRate is made for a limit
+// when an answer first tells it, and learns of the requests already under
+// way from them (with a slow API, slow start's requests are most of what
+// proves a worker alone on a short window). The first answer ends it.
+type earlySends struct {
+	at   [sendMarks]int64
+	n    int
+	done bool
 }
 
 // useSamples is how many answers' Used the average of a limit's use per
@@ -49,7 +63,18 @@ func (p *Pacer) observeAdvertised(n, sent int64, qs []Quota, o Outcome) {
 			l.seen = min(l.seen+1, useSamples)
 			l.use += (min(used, maxUnit) - l.use) / float64(l.seen)
 		}
+		if !p.early.done {
+			// A limit the first answer tells: the requests under way were
+			// sent against it too.
+			use, _ := l.perRequest()
+			for _, t := range p.early.at[:p.early.n] {
+				l.rate.Sent(time.Unix(0, t), use)
+			}
+		}
 		l.rate.observe(time.Unix(0, n), time.Unix(0, sent), q, o)
+	}
+	if !p.early.done {
+		p.early = earlySends{done: true}
 	}
 }
 
@@ -57,6 +82,10 @@ func (p *Pacer) observeAdvertised(n, sent int64, qs []Quota, o Outcome) {
 // at what a request takes of its limit (the estimate of a request's
 // tokens before the answer says).
 func (p *Pacer) sentAdvertised(n int64) {
+	if e := &p.early; !e.done && e.n < len(e.at) {
+		e.at[e.n] = n
+		e.n++
+	}
 	for i := range p.adv {
 		use, _ := p.adv[i].perRequest()
 		p.adv[i].rate.Sent(time.Unix(0, n), use)

@@ -155,3 +155,45 @@ func TestPacerAdvertisedTokens(t *testing.T) {
 		})
 	}
 }
+
+// TestPacerAdvertisedEarlySends: a slow API (answers in 2 s) with a window
+// of 20 a second told in X-RateLimit's headers (no Window; the Reset a
+// second after the answer, as an epoch in whole seconds less a Date in
+// whole seconds reads). The requests slow start sent before the first
+// answer are the worker's too: their answers prove it alone on the window
+// as soon as the second window's first answer comes back, and it paces the
+// quota from then. Told of its sends only from the first answer on, it
+// took a quarter of Remaining over the 3 s to the coarse Reset, and proved
+// it alone only from the requests sent at that crawl.
+func TestPacerAdvertisedEarlySends(t *testing.T) {
+	p := newTestPacer(t, PacerConfig{})
+	const limit, latency = 20, 2 * time.Second
+	var queue []Answer
+	used := map[int64]int64{}
+	accepted := 0
+	for ms := time.Duration(0); ms < 10*time.Second; ms += time.Millisecond {
+		now := at(ms)
+		for len(queue) > 0 && !queue[0].Received.After(now) {
+			p.Record(queue[0].Received, queue[0])
+			queue = queue[1:]
+		}
+		if p.Decide(now, 0, 1).Verdict != Send {
+			continue
+		}
+		w := int64(ms / time.Second)
+		a := Answer{Outcome: Throttled, Sent: now, Received: now.Add(latency)}
+		if used[w] < limit {
+			used[w]++
+			a.Outcome = Accepted
+			if ms >= 4*time.Second {
+				accepted++
+			}
+		}
+		a.Quota = []Quota{{Limit: limit, Remaining: limit - used[w], Reset: a.Received.Add(time.Second)}}
+		queue = append(queue, a)
+	}
+	// From the 4th second to the 10th: the quota is 120.
+	if want := 0.9 * limit * 6; float64(accepted) < want {
+		t.Errorf("accepted %d from 4 s to 10 s, want at least %.0f (used by window %v)", accepted, want, used)
+	}
+}

@@ -124,6 +124,9 @@ func (p *Pacer) UnmarshalBinary(data []byte) error {
 		q.refused < 0 || q.answers < q.refused {
 		return ErrState
 	}
+	// The sends of a Pacer restored after it started are not known: its
+	// limits' AdvertisedRates learn of those sent from now on.
+	q.early.done = q.started
 	*p = q
 	return nil
 }
