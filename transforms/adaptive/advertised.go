@@ -46,17 +46,11 @@ type Quota struct {
 //     plus (Remaining − Limit/4)/(half the bucket's fill time): the bucket
 //     settles a quarter full rather than sitting full (its refill lost) or
 //     empty (every jitter refused); the target stays within [ρ/2, 2.5ρ]. A
-//     bucket of fewer than 8 typical requests (a strict limiter's burst
-//     in a bucket's headers) is controlled as one of 8: the Remaining an
-//     answer shows is after its own request, a whole level off. A Reset
-//     counted from the answer is 0 once it has passed (OpenAI's, the
-//     quota server's): one at the answer says only that the bucket was
-//     full by then, ρ at least (Limit − Remaining)/(answer − send). It is
-//     no sample of ρ (with answers slower than the bucket's fill time
-//     every Reset is at the answer, and (Limit − Remaining) over the
-//     answer's delay is a fraction of ρ); a bound above the average
-//     enters it, the rate being at least that, and bounds alone make no
-//     ceiling. A surplus over the quarter, seen a delay d after its send,
+//     Reset counted from the answer is 0 once it has passed (OpenAI's, the
+//     quota server's): one at the answer is no sample of ρ (with answers
+//     slower than the bucket's fill time every Reset is at the answer, and
+//     (Limit − Remaining) over the answer's delay is a fraction of ρ). A
+//     surplus over the quarter, seen a delay d after its send,
 //     is spent over at least 2d: every answer to a request sent before
 //     the spending began still shows it, so spent faster it is spent
 //     more than once and the bucket overshoots into refusals. A deficit
@@ -72,9 +66,8 @@ type Quota struct {
 //     spans at least Span (short spans are noisy), or less when it is
 //     clearly over the target (twice it, and a hundredth of Limit: an
 //     overload costs refusals). A new window (Reset moves on by more than
-//     a second, or Remaining rises while Reset is unknown) starts it
-//     again. An answer to a request sent before the last answer used, or
-//     from a window already over, is ignored.
+//     a second) starts it again. An answer to a request sent before the
+//     last answer used is ignored.
 //   - Own rate: share × target, share starting at Start. At each
 //     measurement, share ← share × (allowed ÷ consumed)^min(span/4 s, 1),
 //     bounded to ×[1/4, 2], allowed being the target integrated over the
@@ -87,11 +80,7 @@ type Quota struct {
 //     2×: an overshoot costs refusals, an undershoot idle quota. A worker
 //     that sent less than half its rate over the span (its demand is
 //     lower) does not grow, as TCP does not grow an unused window (RFC
-//     7661). A worker whose own sends over the span account for the
-//     whole fall of Remaining (within a twentieth and one request, either
-//     way) is alone on the quota and takes the whole target at once,
-//     rather than doubling its way there. A span over which the target
-//     was 0 changes nothing.
+//     7661).
 //   - Resets: after a window's Reset, until an answer from the new window,
 //     the target is (Limit − reserve)/Window, Window learnt from the step
 //     between two Resets if not advertised, or while unknown the average
@@ -102,12 +91,10 @@ type Quota struct {
 //     the last send to Reset, so a caller that spaces its sends cost/Rate
 //     apart sends its next at Reset.
 //   - Unknown fields: with only Remaining and Reset the window rule uses
-//     them, Limit taken as the highest Remaining seen; with only Limit and
-//     Window the target is (Limit − reserve)/Window and the share stays at
-//     Start, nothing measuring consumption. A bucket without Limit takes
-//     the highest Remaining seen for it (a lower refill rate: slower, not
-//     faster); one seen only full, without Window, tells no refill rate
-//     yet. With nothing usable Rate is 0.
+//     them, with no reserve; with only Limit and Window the target is
+//     (Limit − reserve)/Window and the share stays at Start, nothing
+//     measuring consumption. A bucket without Limit tells no refill
+//     rate. With nothing usable Rate is 0.
 //   - A limit advertised as refilling (Quota.Refill) may be a fixed window
 //     sent in a bucket's headers (OpenAI's or Anthropic's, by a gateway
 //     that counts in windows). A bucket's Reset, when it is full again,
@@ -133,14 +120,10 @@ type Quota struct {
 //     in whole seconds is up to a whole window off, and no measurement
 //     spans one window, so the share stays at Start. A worker proves it
 //     is alone from Remaining itself (see proveAlone): between two of its
-//     sends it falls by exactly its own requests, and comes back to the
-//     Limit less them a window apart; someone else's request makes it
-//     fall by more. Proven alone, its share is 1 and the target the
-//     Limit, less the reserve, over the window; a fall by more than its
-//     own sends after that sets the share back to Start. A bucket in a
-//     window's headers, whose refill can make up for the others'
-//     requests, does not come back to full a window apart while they
-//     send, and keeps the rule above.
+//     sends it falls by exactly its own requests; someone else's request
+//     makes it fall by more. Proven alone, its share is 1 and the target
+//     the Limit, less the reserve, over the window; a fall by more than
+//     its own sends after that sets the share back to Start.
 //   - A window's Remaining falls by at least each accepted request's
 //     part, and windows begin a window apart. When the worker's own
 //     accepted requests need two windows begun less than the advertised
@@ -167,7 +150,7 @@ type AdvertisedRate struct {
 	target float64 // for everyone, cost units per second, as of the last observation
 	steady float64 // a window's target after its Reset
 
-	limit       float64 // Limit, or the highest Remaining seen while it is unknown
+	limit       float64 // Limit; -1 unknown
 	limitKnown  bool
 	window      int64   // nanoseconds: Window, or the step between two Resets; 0 unknown
 	windowKnown bool    // advertised, not learnt
@@ -236,9 +219,6 @@ const (
 	quotaDown = 0.25 // the largest cut of the share per measurement
 	quotaUp   = 2.0  // the largest raise
 	quotaIdle = 0.5  // below this use of its rate a worker does not grow
-	// A fall of Remaining within this share (and one request) of the
-	// worker's own sends, either way, is its own: it is alone.
-	quotaAlone = 0.05
 	// Consumption quotaOver times the target is measured before Span, if
 	// Remaining fell by at least quotaMinFall of Limit.
 	quotaOver     = 2.0
@@ -248,13 +228,11 @@ const (
 
 	bucketLevel = 0.25 // where a refilling bucket settles, a share of Limit
 	bucketDrain = 0.5  // how fast, a share of its fill time
-	bucketMin   = 8.0  // requests: a smaller bucket is controlled as one of this size
 	bucketLate  = 2.0  // a surplus seen late is spent over this many answers' delays
 
 	// How far a Reset moves within a window (at most a quarter of it):
 	// resets sent in whole seconds move by up to one.
-	quotaSlack  = int64(time.Second)
-	quotaWeight = 1.0 / 8 // weight of a sample in the averaged target and refill rate
+	quotaSlack = int64(time.Second)
 )
 
 // NewAdvertisedRate returns an AdvertisedRate for cfg, or an error naming
@@ -359,8 +337,8 @@ func (q *AdvertisedRate) observe(now, sent time.Time, a Quota, o Outcome) {
 		q.refill, q.reset, q.rho, q.steady = a.Refill, 0, 0, 0
 		q.restart(s, -1)
 	}
-	if !a.Refill && !q.epoch(s, rem, reset) {
-		return // from a window already over
+	if !a.Refill {
+		q.epoch(s, rem, reset)
 	}
 	q.learnLimits(n, s, rem, reset, a)
 	t, ok := q.targetOf(n, s, rem, reset)

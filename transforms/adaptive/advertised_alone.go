@@ -21,15 +21,10 @@ import "time"
 //   - a new window: Remaining back to the Limit less its own sends;
 //   - anything else (a bucket's refill, a refusal): it proves nothing.
 //
-// The chain of pairs ending with the latest answered send proves the
-// worker alone if its alone pairs span aloneProof of its requests and it
-// holds two new windows each led up to by an alone pair (the fall of the
-// window before seen to its end); two new windows less than a window apart
-// are not both one, and the chain is cut after the newer. A bucket in a
-// window's headers whose refill makes up for the others' requests falls
-// by exactly the worker's own for a while, but comes back to full only
-// when the others stop, and then at every refill, not a window apart.
-// One pair showing company ends the proof: the share goes back to Start.
+// The chain of alone pairs and new windows ending with the latest answered
+// send proves the worker alone if its alone pairs span aloneProof of its
+// requests. One pair showing company ends the proof: the share goes back
+// to Start.
 
 // sendMarks is how many of its latest sends a worker remembers: many
 // seconds at a quota of dozens a second, more than the answers in flight
@@ -37,12 +32,8 @@ import "time"
 const sendMarks = 256
 
 // aloneProof is how many of the worker's own requests the alone pairs of
-// the chain must span, and aloneWindows how many new windows it must hold,
-// each led up to by an alone pair.
-const (
-	aloneProof   = 8
-	aloneWindows = 2
-)
+// the chain must span.
+const aloneProof = 8
 
 // shortWindow is the longest window whose target, for a worker alone on
 // it, is its Limit over its length rather than Remaining over the time to
@@ -166,32 +157,20 @@ func (q *AdvertisedRate) proveAlone(i int, limit float64, window int64) bool {
 		return false
 	}
 	// The chain ending with the latest answered send, from the latest
-	// back: the own cost over its alone pairs (proof), its new windows
-	// led up to by an alone pair (led), and at the newest new window
-	// (rise) what they were newer than it.
-	proof, led, pending := 0.0, 0, false
-	rise, proofAt, ledAt := int64(0), 0.0, 0
+	// back: the own cost over its alone pairs (proof).
+	proof := 0.0
 scan:
 	for k = q.answeredBefore(n); k >= 0; k = j {
 		j = q.answeredBefore(k)
 		switch q.readPair(j, k, limit, window) {
 		case pairAlone:
 			proof += q.markAt(k).cost - q.markAt(j).cost
-			if pending {
-				led++
-			}
-			pending = false
 		case pairWindow:
-			if rise != 0 && rise-q.markAt(j).at < window {
-				proof, led = proofAt, ledAt // not both new windows: cut after the newer
-				break scan
-			}
-			rise, proofAt, ledAt, pending = q.markAt(k).at, proof, led, true
 		default:
 			break scan
 		}
 	}
-	if proof >= aloneProof*max(q.unit, 1) && led >= aloneWindows {
+	if proof >= aloneProof*max(q.unit, 1) {
 		q.alone, q.share = true, 1
 		return true
 	}

@@ -16,12 +16,6 @@ func (q *AdvertisedRate) measure(s int64, rem float64) {
 	if s-q.refAt < int64(q.cfg.Span) && !over {
 		return
 	}
-	if q.area == 0 {
-		// The window was used up all along: what others spend of the
-		// reserve says nothing of this worker's share.
-		q.restart(s, rem)
-		return
-	}
 	step := quotaUp
 	if fall > 0 {
 		step = min(max(math.Pow(q.area/fall, min(dt/quotaTau, 1)), quotaDown), quotaUp)
@@ -30,8 +24,6 @@ func (q *AdvertisedRate) measure(s int64, rem float64) {
 	switch {
 	case step > 1 && own < quotaIdle*q.share*q.area:
 		step = 1 // did not use its rate: no sign it needs more
-	case step > 1 && math.Abs(fall-own) <= own*quotaAlone+1:
-		step = 1 / q.share // only its own requests moved the count: alone, it takes the whole target
 	}
 	q.share = min(max(q.share*step, minQuotaShare), 1)
 	q.restart(s, rem)
@@ -60,25 +52,19 @@ func (q *AdvertisedRate) allowed(s int64) float64 {
 }
 
 // epoch follows a fixed window's resets: it starts the measurement again
-// in a new window and reports false for an answer from a window over.
-func (q *AdvertisedRate) epoch(s int64, rem float64, reset int64) bool {
+// in a new window.
+func (q *AdvertisedRate) epoch(s int64, rem float64, reset int64) {
 	slack := quotaSlack
 	if q.window > 0 {
 		slack = min(slack, q.window/4)
 	}
-	switch {
-	case reset != 0 && q.reset != 0 && reset < q.reset-slack:
-		return false
-	case reset != 0 && q.reset != 0 && reset > q.reset+slack:
+	if reset != 0 && q.reset != 0 && reset > q.reset+slack {
 		if !q.windowKnown {
 			q.window = reset - q.reset
 		}
 		q.restart(s, rem)
-	case reset == 0 && rem >= 0 && q.rem >= 0 && rem > q.rem:
-		q.restart(s, rem) // back up, and no Reset to say so: a new window
 	}
 	if reset != 0 {
 		q.reset = reset
 	}
-	return true
 }

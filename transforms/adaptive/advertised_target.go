@@ -1,18 +1,13 @@
 package adaptive
 
-import "cmp"
-
 // AdvertisedRate's target for everyone and a bucket's refill rate (see
 // [AdvertisedRate]).
 
 // learnLimits takes Limit and Window, or estimates them, and the refill
 // rate of a bucket, from an answer seen at n to a request sent at s.
 func (q *AdvertisedRate) learnLimits(n, s int64, rem float64, reset int64, a Quota) {
-	switch {
-	case a.Limit >= 0:
+	if a.Limit >= 0 {
 		q.limit, q.limitKnown = float64(a.Limit), true
-	case !q.limitKnown && rem > q.limit:
-		q.limit = rem
 	}
 	if a.Window > 0 {
 		q.window, q.windowKnown = int64(a.Window), true
@@ -28,13 +23,7 @@ func (q *AdvertisedRate) learnLimits(n, s int64, rem float64, reset int64, a Quo
 		if q.rho == 0 {
 			q.rho = r
 		} else {
-			q.rho += (r - q.rho) * quotaWeight
-		}
-	case q.rho > 0 && q.limit > 0 && rem >= 0 && rem < q.limit && n > s:
-		// Full again by the answer: the refill is at least this fast. A
-		// bound below the average says nothing; above it, it enters it.
-		if r := (q.limit - rem) * 1e9 / float64(n-s); r > q.rho {
-			q.rho += (r - q.rho) * quotaWeight
+			q.rho += (r - q.rho) * unitWeight
 		}
 	}
 }
@@ -50,12 +39,9 @@ func (q *AdvertisedRate) targetOf(n, s int64, rem float64, reset int64) (float64
 			return q.rho, true
 		}
 		// ρ + (R − level·L)/(drain·L/ρ): between ρ/2 (empty) and 2.5ρ (full).
-		// A bucket of a few requests has no level to settle at: the
-		// Remaining an answer shows is after its own request took one.
 		// A surplus seen late is spent over twice the answer's delay.
-		size := max(q.limit, bucketMin*cmp.Or(q.unit, 1))
 		over := rem - bucketLevel*q.limit
-		drain := bucketDrain * size / q.rho
+		drain := bucketDrain * q.limit / q.rho
 		if over > 0 {
 			drain = max(drain, bucketLate*float64(n-s)/1e9)
 		}
@@ -80,7 +66,7 @@ func (q *AdvertisedRate) targetOf(n, s int64, rem float64, reset int64) (float64
 		case q.steady == 0:
 			q.steady = t
 		default:
-			q.steady += (t - q.steady) * quotaWeight
+			q.steady += (t - q.steady) * unitWeight
 		}
 		return t, true
 	}

@@ -7,14 +7,13 @@ import (
 
 // How a limit advertised as refilling shows it is a fixed window (see
 // [AdvertisedRate]): over answers sent at least windowedGap apart, its
-// Reset stays within windowedSlack, where a bucket's moves later by at
+// Reset stays within quotaSlack, where a bucket's moves later by at
 // least the gap. A window's Reset sent in whole seconds and corrected
 // with a Date in whole seconds is off by less than a second, the same
 // Reset each time, as the Date's fraction varies; a move between the two
 // verdicts' bounds tells nothing, and the test starts again.
 const (
 	windowedGap   = int64(3 * time.Second)
-	windowedSlack = int64(time.Second)
 	windowedRound = 2.0 // requests: how far what a bucket misses is from its time to full
 )
 
@@ -41,9 +40,9 @@ func (q *AdvertisedRate) inPlace(n, s int64, rem float64, reset, limit int64) bo
 	}
 	moved := reset - q.anchorReset
 	switch {
-	case max(moved, -moved) <= windowedSlack:
+	case max(moved, -moved) <= quotaSlack:
 		q.tested, q.windowed = true, true
-	case moved >= s-q.anchorAt-windowedSlack && q.proportional(s, rem, reset, limit):
+	case moved >= s-q.anchorAt-quotaSlack && q.proportional(s, rem, reset, limit):
 		q.tested = true
 	default: // neither: start again from here
 		q.anchorAt, q.anchorRem, q.anchorReset = s, rem, reset

@@ -25,12 +25,10 @@ import (
 // second, all of them answered: a heavy tail's first answers are its fast
 // ones. The limit moves only in a window where it bound (one of its calls
 // was sent with the limit reached; concurrency-limits has a like rule for a
-// client that does not use its limit), and stays within [1, Max]. In a
-// window where it did not bind, the floor rises a [ceilingFloorRise] of the
-// way to the window's mean, so a server whose latency changes for good is
-// followed; and after [stuckWindows] windows in a row with the limit under
-// half its peak and the latency as high, the floor starts again from the
-// latency (the server got slower, it is not queueing).
+// client that does not use its limit), and stays within [1, Max]. After
+// [stuckWindows] windows in a row with the limit under half its peak and
+// the latency as high, the floor starts again from the latency (the
+// server got slower, it is not queueing).
 //
 // While no window's mean has been a twentieth above the floor, the limit
 // doubles instead of adding √limit (a slow start, which waits for a window
@@ -89,10 +87,6 @@ const (
 	// ceilingSamples is the fewest answers a window ends with: a mean of
 	// fewer says little about a heavy-tailed latency.
 	ceilingSamples = 20
-	// ceilingFloorRise is how far the floor moves towards a window's mean
-	// above it: by a thirty-second, it follows a server whose latency rose
-	// for good within a few dozen windows.
-	ceilingFloorRise = 1.0 / 32
 	// stuckWindows is how many windows in a row with the limit under half
 	// its peak and the latency still above the tolerance say that the
 	// server got slower rather than queued: a queue drains within one or
@@ -249,9 +243,7 @@ func (c *Ceiling) close(short float64, bound bool) {
 		c.floor = short
 	}
 	if !bound {
-		// The limit held nothing back: the latency is the server's own,
-		// and the limit is not at issue.
-		c.floor += (short - c.floor) * ceilingFloorRise
+		// The limit held nothing back: the limit is not at issue.
 		return
 	}
 	if c.slow && short <= c.floor*slowStartRise {

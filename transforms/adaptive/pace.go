@@ -91,9 +91,7 @@ import (
 //     latencies. Refusals near a steady
 //     ceiling, at most one in a hundred recent answers, are the send
 //     times' jitter against a strict limiter and neither cut nor move the
-//     ceiling. A refusal below a steady ceiling more than two recoveries
-//     after the last cut keeps the ceiling too; sooner, the refused rate
-//     is the ceiling. Under a
+//     ceiling. Under a
 //     steady ceiling the curve climbs above it slower in proportion to the
 //     latency beyond 100 ms, so that the probes for more capacity, each
 //     wasting about a latency's worth of requests against a strict
@@ -338,10 +336,8 @@ func (p *Pacer) Record(now time.Time, a Answer) {
 		if p.dark {
 			cut = p.cfg.Backoff // still rejected after a decrease: back off
 		}
-		if c := p.refusedAt(n, r); c != p.ceil {
-			p.startCongestion(sent, n, c)
-			p.ceil, p.okCeil = c, ok
-		}
+		p.startCongestion(sent, n, r)
+		p.ceil, p.okCeil = r, ok
 		p.rate = max(r*cut, p.floor())
 		if p.lat > int64(steadyLatency) {
 			// The next slot, spaced at the old rate, moves to the new

@@ -35,12 +35,8 @@ const useSamples = 32
 // perRequest returns what a request takes of the limit, its average use,
 // and whether an answer has said.
 func (l *advertisedLimit) perRequest() (float64, bool) {
-	return max(l.use, minUse), l.seen > 0
+	return l.use, l.seen > 0
 }
-
-// minUse is the least a request takes of a limit, for a limit whose
-// answers said their requests took nothing.
-const minUse = 1e-3
 
 // observeAdvertised gives each limit of qs, advertised on the answer at n
 // to a request sent at sent, to its AdvertisedRate (by position: an API

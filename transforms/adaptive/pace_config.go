@@ -77,7 +77,10 @@ const (
 // exponentially weighted moving average. 1/8 is the weight of a new sample
 // in TCP's smoothed round-trip time (RFC 6298): the unit follows a change
 // of the cost mix within a few dozen requests, while one odd request moves
-// it by an eighth of its difference at most.
+// it by an eighth of its difference at most. It is also the weight of a
+// new sample in the Pacer's latency average, in AdvertisedRate's averaged
+// target and refill rate, and (as 1/unitWeight answers) in the average use
+// of an advertised limit.
 const unitWeight = 1.0 / 8
 
 // maxUnit bounds the unit: the largest cost, math.MaxInt64, as a float64.

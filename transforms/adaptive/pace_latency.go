@@ -8,9 +8,6 @@ import (
 // The Pacer's rules for a slow API: what it measures of the latency and
 // what follows from it (see [Pacer]).
 
-// latencyWeight is the weight of a new answer in the latency average.
-const latencyWeight = 1.0 / 8
-
 // learnLatency moves the latency average towards an answer's latency d,
 // received at n. In slow start the curve's time moves with it, so that
 // the rate at n stays where it was: the curve doubles once per second, or
@@ -21,7 +18,7 @@ func (p *Pacer) learnLatency(n, d int64) {
 	if p.lat == 0 {
 		p.lat = max(d, 1)
 	} else {
-		p.lat = max(p.lat+int64(float64(d-p.lat)*latencyWeight), 1)
+		p.lat = max(p.lat+int64(float64(d-p.lat)*unitWeight), 1)
 	}
 	start := min(p.cfg.StartRate*p.typical(), maxRate)
 	if p.ceil != 0 || p.dark || p.doubling() == was || r <= start {
@@ -115,24 +112,6 @@ func (p *Pacer) steadyAt(r float64) bool {
 	return p.ceil > 0 && math.Abs(r-p.ceil) <= p.ceil*steadyBand ||
 		p.ceil == 0 && slow ||
 		slow && p.steady && r < p.ceil && p.okCut
-}
-
-// refusedAt returns the ceiling after a refusal at n of a request sent at
-// rate r: r, except for a slow API's refusal below its steady ceiling (on
-// the flat or climbing to it) more than two recoveries after the last cut.
-// There the limiter is about at the ceiling and the send times' jitter
-// crossed it, and the ceiling stays. Sooner, the limit may have fallen (or
-// the first ceiling, taken at a refusal after a burst the limiter
-// absorbed, was too high): the ceiling is r, and the flat a whole margin
-// below it.
-func (p *Pacer) refusedAt(n int64, r float64) float64 {
-	if !p.steady || p.ceil == 0 || r >= p.ceil || p.lat <= int64(steadyLatency) {
-		return r
-	}
-	if n-p.cutAt > 2*int64(p.recover()) {
-		return p.ceil
-	}
-	return r
 }
 
 // satInt converts a non-negative whole float64 to an int, saturating at

@@ -43,28 +43,6 @@ func TestPacerSlowAnswers(t *testing.T) {
 			t.Errorf("rate a latency later: got %v, want %v", got, want)
 		}
 	})
-	t.Run("a refusal on the flat long after the last cut keeps the ceiling", func(t *testing.T) {
-		p := slowPacer(t, 2*time.Second, 40)
-		p.Record(at(3*time.Second), Answer{Outcome: Throttled, Sent: at(2 * time.Second)})
-		ceil, m := p.ceil, p.margin()
-		later := at(3*time.Second + 3*p.recover())
-		sent := later.Add(-2 * time.Second)
-		flat := p.curve(unixNanos(sent))
-		if want := ceil * (1 - m); math.Abs(flat-want) > 1e-3*want {
-			t.Fatalf("rate at the send: got %v, want about the flat %v", flat, want)
-		}
-		p.Record(later, Answer{Outcome: Throttled, Sent: sent})
-		if p.ceil != ceil {
-			t.Errorf("ceiling after a refusal long after the cut: got %v, want %v as before", p.ceil, ceil)
-		}
-		// Another soon after: the limit may have fallen.
-		sent = later.Add(time.Second)
-		p.Record(sent.Add(2*time.Second), Answer{Outcome: Throttled, Sent: sent})
-		r := p.spell // the rate when it was sent
-		if got, want := p.ceil*(1-m), r*(1-m); math.Abs(got-want) > 1e-9 || r >= ceil*(1-m) {
-			t.Errorf("flat after a refusal soon after the cut: got %v, want %v (a margin below the refused rate %v)", got, want, r)
-		}
-	})
 	t.Run("a cut starts from the rate at the send", func(t *testing.T) {
 		p := slowPacer(t, 2*time.Second, 1)
 		p.okSent = 0 // none accepted

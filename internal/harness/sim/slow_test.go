@@ -197,7 +197,7 @@ func TestSlowCases(t *testing.T) {
 		"slow/2s-at-once/1":        {"waste", "every element succeeds", "done within", "no call times out"},
 		"slow/2s-at-once/8":        {"waste", "every element succeeds", "done within", "no call times out"},
 		"slow/lognormal/1":         {"waste", "every element succeeds", "done within", "no call times out"},
-		"slow/lognormal/8":         {"waste", "every element succeeds", "no call times out"},
+		"slow/lognormal/8":         {"waste", "every element succeeds", "done within", "no call times out"},
 		"slow/queue-50/1":          all,
 		"slow/queue-50/8":          all,
 		"slow/queue-50-fixed256/1": all,
